@@ -1,0 +1,261 @@
+"""Identity routes: sign-up/in/out, API keys, /auth/me, the caller's profile and practices."""
+
+import re
+
+from django.conf import settings
+from django.contrib.auth import authenticate, login, logout
+from django.middleware.csrf import get_token
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.response import Response
+
+from apps.accounts import selectors, services
+from apps.accounts.api import serializers as s
+from apps.accounts.errors import InvalidCredentials
+from apps.core.errors import UpgradeRequired
+from apps.core.limits import MinuteWindowLimit
+from apps.core.pagination import NewestFirstCursorPagination
+from apps.core.permissions import ACCOUNT_AREA, AUTHENTICATED
+from apps.core.views import BaseApiView
+
+SIGN_IN_LIMIT = MinuteWindowLimit("auth.sign-in", rate=lambda: settings.SVC_SIGN_IN_RATE)
+SIGN_UP_LIMIT = MinuteWindowLimit("auth.sign-up", rate=lambda: settings.SVC_SIGN_UP_RATE)
+
+
+def _signed_in(request, user) -> Response:
+    """Start a browser session; the active practice defaults to the person's first membership."""
+    login(request._request, user, backend="django.contrib.auth.backends.ModelBackend")
+    first = selectors.memberships_of(user).first()
+    if first is not None:
+        request._request.session[selectors.SESSION_ACTIVE_ORG_KEY] = str(first.organization_id)
+    get_token(request._request)  # sets the csrftoken cookie the client echoes in X-CSRFToken
+    body = {"user": user, "active_organization_id": first.organization_id if first else None}
+    return Response(s.SignedInOutput(body).data)
+
+
+class SignUpView(BaseApiView):
+    public = True
+    rate_limits = (SIGN_UP_LIMIT,)
+
+    @extend_schema(
+        tags=["auth"],
+        request=s.SignUpInput,
+        responses={201: s.SignedInOutput},
+        summary="Create an account with e-mail and password, and sign in",
+    )
+    def post(self, request):
+        data = s.SignUpInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        user = services.user_sign_up(**data.validated_data)
+        response = _signed_in(request, user)
+        response.status_code = 201
+        return response
+
+
+class SignInView(BaseApiView):
+    public = True
+    rate_limits = (SIGN_IN_LIMIT,)
+
+    @extend_schema(
+        tags=["auth"],
+        request=s.EmailPasswordInput,
+        responses={200: s.SignedInOutput},
+        summary="Sign in with e-mail and password (sets the session cookie)",
+    )
+    def post(self, request):
+        data = s.EmailPasswordInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        user = authenticate(
+            request._request,
+            username=data.validated_data["email"].strip().lower(),
+            password=data.validated_data["password"],
+        )
+        if user is None:
+            raise InvalidCredentials()
+        return _signed_in(request, user)
+
+
+class SignOutView(BaseApiView):
+    permission = AUTHENTICATED
+    scope_area = ACCOUNT_AREA
+    browser_session_only = True
+
+    @extend_schema(
+        tags=["auth"], request=None, responses={200: s.OkOutput}, summary="End the browser session"
+    )
+    def post(self, request):
+        logout(request._request)
+        return Response({"ok": True})
+
+
+class ApiKeyCreateView(BaseApiView):
+    permission = AUTHENTICATED
+    scope_area = ACCOUNT_AREA
+    browser_session_only = True
+
+    @extend_schema(
+        tags=["auth"],
+        request=s.ApiKeyCreateInput,
+        responses={201: s.ApiKeyCreatedOutput},
+        summary="Create an API key acting as you (the secret is shown once)",
+    )
+    def post(self, request):
+        data = s.ApiKeyCreateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        issued = services.api_key_create(user=request.user, name=data.validated_data["name"])
+        body = s.ApiKeyOutput(issued.key).data | {"key": issued.secret}
+        return Response(body, status=201)
+
+
+class ApiKeyDeleteView(BaseApiView):
+    permission = AUTHENTICATED
+    scope_area = ACCOUNT_AREA
+    browser_session_only = True
+
+    @extend_schema(
+        tags=["auth"],
+        request=s.ApiKeyDeleteInput,
+        responses={200: s.OkOutput},
+        summary="Revoke one of your API keys (it stops working at once)",
+    )
+    def post(self, request):
+        data = s.ApiKeyDeleteInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.api_key_revoke(user=request.user, key_id=data.validated_data["key_id"])
+        return Response({"ok": True})
+
+
+class ApiKeyListView(BaseApiView):
+    permission = AUTHENTICATED
+    scope_area = ACCOUNT_AREA
+    browser_session_only = True
+    pagination_class = NewestFirstCursorPagination
+
+    @extend_schema(
+        tags=["user"],
+        responses={200: s.ApiKeyOutput(many=True)},
+        parameters=[
+            OpenApiParameter("limit", int, description="Page size, 1 to 100 (default 25)."),
+            OpenApiParameter("cursor", str, description="nextCursor of the previous page."),
+        ],
+        summary="Your API keys, newest first (display fields only, never the secret)",
+    )
+    def get(self, request):
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(selectors.api_key_list(user=request.user), request, view=self)
+        return Response(paginator.get_paginated_response_data(s.ApiKeyOutput(page, many=True).data))
+
+
+_MOBILE_CLIENT = re.compile(r"^mobile/(\d+(?:\.\d+){0,3})")
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    parts = tuple(int(p) for p in version.split("."))
+    return parts + (0,) * (4 - len(parts))
+
+
+def check_mobile_floor(request) -> None:
+    """X-Service-Client: mobile/<version> below SVC_MOBILE_MIN_VERSION answers 426 with minimumVersion."""
+    match = _MOBILE_CLIENT.match(request.headers.get("X-Service-Client", "").strip())
+    if match and _version_tuple(match.group(1)) < _version_tuple(settings.SVC_MOBILE_MIN_VERSION):
+        raise UpgradeRequired(settings.SVC_MOBILE_MIN_VERSION)
+
+
+class MeView(BaseApiView):
+    permission = AUTHENTICATED
+    scope_area = ACCOUNT_AREA
+
+    @extend_schema(
+        tags=["auth"],
+        responses={200: s.MeOutput},
+        parameters=[
+            OpenApiParameter(
+                "X-Service-Client",
+                str,
+                OpenApiParameter.HEADER,
+                description="Installed apps send mobile/<version>; old builds get 426.",
+            ),
+            OpenApiParameter(
+                "X-Organization-ID",
+                str,
+                OpenApiParameter.HEADER,
+                description="The practice to act in when you belong to several.",
+            ),
+        ],
+        summary="Who you are, your active practice, role and workspaces",
+    )
+    def get(self, request):
+        check_mobile_floor(request)
+        body = selectors.auth_me(
+            user=request.user, credential=request.auth, choice=self.organization_choice(request)
+        )
+        return Response(s.MeOutput(body).data)
+
+
+class UserMeView(BaseApiView):
+    permission = AUTHENTICATED
+    scope_area = ACCOUNT_AREA
+    browser_session_only = True
+
+    @extend_schema(tags=["user"], responses={200: s.UserProfileOutput}, summary="Your profile")
+    def get(self, request):
+        return Response(s.UserProfileOutput(request.user).data)
+
+
+class OrganizationMineView(BaseApiView):
+    permission = AUTHENTICATED
+    scope_area = ACCOUNT_AREA
+    browser_session_only = True
+
+    @extend_schema(
+        tags=["organization"],
+        responses={200: s.OrganizationListOutput},
+        summary="Practices you belong to, with your role in each",
+    )
+    def get(self, request):
+        items = [
+            {
+                **{f: getattr(m.organization, f) for f in ("id", "name", "country", "region", "created_at")},
+                "member_role": m.role,
+            }
+            for m in selectors.memberships_of(request.user).select_related("organization")
+        ]
+        return Response(s.OrganizationListOutput({"items": items}).data)
+
+
+class OrganizationActiveView(BaseApiView):
+    permission = "member:read"
+    scope_area = "settings"
+    browser_session_only = True
+
+    @extend_schema(
+        tags=["organization"],
+        responses={200: s.MeOrganizationOutput},
+        summary="The practice this session acts in, with your role and workspaces",
+    )
+    def get(self, request):
+        body = selectors.auth_me(
+            user=request.user, credential=request.auth, choice=self.organization_choice(request)
+        )
+        return Response(s.MeOrganizationOutput(body["organization"]).data)
+
+
+class OrganizationMembersView(BaseApiView):
+    permission = "member:read"
+    scope_area = "settings"
+    browser_session_only = True
+
+    @extend_schema(
+        tags=["organization"], responses={200: s.MemberListOutput}, summary="Members of the active practice"
+    )
+    def get(self, request):
+        items = [
+            {
+                "user_id": m.user_id,
+                "email": m.user.email,
+                "name": m.user.name,
+                "role": m.role,
+                "joined_at": m.created_at,
+            }
+            for m in selectors.membership_list(organization=self.organization)
+        ]
+        return Response(s.MemberListOutput({"items": items}).data)

@@ -1,0 +1,66 @@
+"""Credentials → (user, Credential). API keys by digest lookup; browser sessions with CSRF.
+
+A database outage while verifying answers 503 AUTH_UNAVAILABLE (retry the same request), never 401.
+"""
+
+import hashlib
+import hmac
+
+from django.db import InterfaceError, OperationalError
+from rest_framework.authentication import BaseAuthentication, SessionAuthentication, get_authorization_header
+
+from apps.accounts import selectors
+from apps.core.credentials import API_KEY, SESSION, Credential
+from apps.core.errors import AuthUnavailable, NotAuthenticated
+
+OAUTH_ACCESS_PREFIX = "svc_oat_"
+
+
+def api_key_digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def bearer_token(request) -> str | None:
+    parts = get_authorization_header(request).split()
+    if not parts or parts[0].lower() != b"bearer":
+        return None
+    if len(parts) != 2:
+        raise NotAuthenticated("Authorization must be 'Bearer <credential>'.")
+    try:
+        return parts[1].decode("ascii")
+    except UnicodeDecodeError:
+        raise NotAuthenticated("The bearer credential is malformed.") from None
+
+
+class ApiKeyAuthentication(BaseAuthentication):
+    def authenticate(self, request):
+        token = bearer_token(request)
+        if token is None or token.startswith(OAUTH_ACCESS_PREFIX):
+            return None
+        digest = api_key_digest(token)
+        try:
+            key = selectors.api_key_for_digest(digest)
+        except (OperationalError, InterfaceError):
+            raise AuthUnavailable() from None
+        if key is None or not hmac.compare_digest(key.key_hash, digest) or not key.user.is_active:
+            raise NotAuthenticated("The API key is invalid, revoked or expired.")
+        selectors.api_key_touch(key)
+        return key.user, Credential(kind=API_KEY, bucket_id=f"key:{key.id}", record=key)
+
+    def authenticate_header(self, request):
+        return 'Bearer realm="api"'
+
+
+class SessionCookieAuthentication(SessionAuthentication):
+    """Django's session cookie, CSRF enforced on unsafe methods (DRF's SessionAuthentication)."""
+
+    def authenticate(self, request):
+        try:
+            user = getattr(request._request, "user", None)
+            authenticated = bool(user and user.is_active and user.is_authenticated)
+        except (OperationalError, InterfaceError):
+            raise AuthUnavailable() from None
+        if not authenticated:
+            return None
+        self.enforce_csrf(request)
+        return user, Credential(kind=SESSION, bucket_id=None)

@@ -1,0 +1,84 @@
+"""Roles → permissions and workspaces: the one table every request reads.
+
+Permissions are `<resource>:<action>`. Routes declare the permission they need (view attribute `permission`).
+Clinical roles (dentist, hygienist, nurse) hold no permission on CRM-only resources: they open the clinical
+workspace only. `patient:erase` (right to erasure, DELETE /patients/{id}) is the owner's alone; `patient:delete`
+(archiving in bulk) is held by owners and managers.
+"""
+
+OWNER = "owner"
+MANAGER = "manager"
+FRONT_DESK = "front_desk"
+TELESALES = "telesales"
+ANALYST = "analyst"
+DENTIST = "dentist"
+HYGIENIST = "hygienist"
+NURSE = "nurse"
+
+ROLES = (OWNER, MANAGER, FRONT_DESK, TELESALES, ANALYST, DENTIST, HYGIENIST, NURSE)
+ROLE_CHOICES = [(role, role.replace("_", " ").title()) for role in ROLES]
+CLINICAL_ROLES = frozenset({DENTIST, HYGIENIST, NURSE})
+
+CRM = "crm"
+PMS = "pms"
+WORKSPACES = (CRM, PMS)
+
+# CRM resources with the usual four actions.
+_CRM_RESOURCES = (
+    "patient", "journey", "task", "appointment", "conversation", "treatment",
+    "campaign", "deposit", "reputation",
+)  # fmt: skip
+
+
+def _crud(resource: str, *actions: str) -> set[str]:
+    return {f"{resource}:{action}" for action in (actions or ("read", "create", "update", "delete"))}
+
+
+_ALL_CRM = set().union(*(_crud(r) for r in _CRM_RESOURCES))
+_READ_CRM = {f"{r}:read" for r in _CRM_RESOURCES}
+_ORG_ADMIN = {
+    "settings:read", "settings:update", "member:read", "member:update", "ads:manage", "webhook:manage",
+    "report:read", "dialer:use",
+}  # fmt: skip
+
+ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
+    OWNER: frozenset(_ALL_CRM | _ORG_ADMIN | {"patient:erase"}),
+    MANAGER: frozenset(_ALL_CRM | _ORG_ADMIN),
+    FRONT_DESK: frozenset(
+        _crud("patient", "read", "create", "update")
+        | _crud("appointment")
+        | _crud("task")
+        | _crud("conversation")
+        | _crud("journey", "read", "create", "update")
+        | _crud("deposit", "read", "create")
+        | {"treatment:read", "reputation:read", "campaign:read", "settings:read", "member:read", "dialer:use"}
+    ),
+    TELESALES: frozenset(
+        _crud("patient", "read", "create", "update")
+        | _crud("journey", "read", "create", "update")
+        | _crud("task")
+        | _crud("conversation")
+        | _crud("appointment", "read", "create", "update")
+        | {"treatment:read", "campaign:read", "deposit:read", "settings:read", "member:read", "dialer:use"}
+    ),
+    ANALYST: frozenset(_READ_CRM | {"report:read", "settings:read", "member:read"}),
+    DENTIST: frozenset({"member:read"}),
+    HYGIENIST: frozenset({"member:read"}),
+    NURSE: frozenset({"member:read"}),
+}
+
+ALL_PERMISSIONS: frozenset[str] = frozenset().union(*ROLE_PERMISSIONS.values())
+
+
+def role_has_permission(role: str, permission: str) -> bool:
+    return permission in ROLE_PERMISSIONS.get(role, frozenset())
+
+
+def role_workspaces(role: str, *, clinical_available: bool) -> list[str]:
+    """Workspaces a role opens. Clinical roles always name pms (their only home) even before the practice has
+    the clinical workspace; /auth/me reports pmsAccess.pmsWorkspaceAvailable so clients know it is closed."""
+    if role in CLINICAL_ROLES:
+        return [PMS]
+    if role in (OWNER, MANAGER, FRONT_DESK) and clinical_available:
+        return [CRM, PMS]
+    return [CRM]

@@ -1,0 +1,25 @@
+"""What authentication hands to the rest of a request: who the credential is and what it may reach."""
+
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import UUID
+
+API_KEY = "api_key"
+OAUTH = "oauth"
+SESSION = "session"
+
+
+@dataclass(frozen=True)
+class Credential:
+    kind: str
+    # None: not narrowed by scopes (API keys and sessions: the role alone decides).
+    scopes: frozenset[str] | None = None
+    # OAuth tokens name their practice; X-Organization-ID is then ignored.
+    bound_organization_id: UUID | None = None
+    # Identity of the rate-limit bucket this credential draws from (None: not limited here).
+    bucket_id: str | None = None
+    record: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def is_machine(self) -> bool:
+        return self.kind != SESSION

@@ -1,0 +1,149 @@
+"""Rate limits: a Redis token bucket (burst + refill, one Lua script on Redis TIME, atomic across processes) and
+per-minute windows (django-ratelimit). Both refuse with 429 and an integer Retry-After.
+
+Outage policy, per surface (documented in the README):
+- credential buckets on the authenticated API fail open: the credential was already verified in PostgreSQL, and a
+  Redis outage must not take the API down; the failure is logged.
+- windows guarding credential guessing (sign-in, sign-up) fail closed with 503 SERVICE_UNAVAILABLE + Retry-After:
+  without Redis we cannot bound password guessing, so we stop accepting guesses rather than lie with a 429.
+"""
+
+import ipaddress
+import logging
+import math
+from collections.abc import Callable
+
+from django.conf import settings
+from django_ratelimit.core import get_usage
+from django_redis import get_redis_connection
+from redis.exceptions import RedisError
+
+from apps.core.errors import RateLimited, ServiceUnavailable
+
+logger = logging.getLogger("apps.limits")
+
+_TOKEN_BUCKET_LUA = """
+local key, capacity, rate, cost = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local s = redis.call('HMGET', key, 'tokens', 'ts')
+local tokens, ts = tonumber(s[1]), tonumber(s[2])
+if tokens == nil then tokens = capacity; ts = now end
+tokens = math.min(capacity, tokens + math.max(0, now - ts) * rate / 1000)
+local allowed, retry_ms = 0, 0
+if tokens >= cost then tokens = tokens - cost; allowed = 1
+else retry_ms = math.ceil((cost - tokens) * 1000 / rate) end
+redis.call('HSET', key, 'tokens', tostring(tokens), 'ts', now)
+redis.call('PEXPIRE', key, math.ceil(capacity * 1000 / rate) + 1000)
+return {allowed, retry_ms}
+"""
+
+_script = None
+
+
+def _bucket_script():
+    global _script
+    if _script is None:
+        _script = get_redis_connection("default").register_script(_TOKEN_BUCKET_LUA)
+    return _script
+
+
+def take_token(key: str, *, burst: int, per_second: float, cost: int = 1) -> tuple[bool, int]:
+    """Take `cost` tokens from bucket `key`. Returns (allowed, retry_after_seconds). Raises RedisError."""
+    allowed, retry_ms = _bucket_script()(keys=[f"svc:tb:{key}"], args=[burst, per_second, cost])
+    return bool(allowed), max(1, math.ceil(int(retry_ms) / 1000)) if not allowed else 0
+
+
+def client_address_block(request, *, ipv4_prefix: int = 32, ipv6_prefix: int = 64) -> str | None:
+    """The client address as a network (IPv4 address or block; IPv6 /64). None when there is no usable one."""
+    raw = (request.META.get("REMOTE_ADDR") or "").strip()
+    try:
+        address = ipaddress.ip_address(raw)
+    except ValueError:
+        return None
+    prefix = ipv4_prefix if address.version == 4 else ipv6_prefix
+    return str(ipaddress.ip_network(f"{address}/{prefix}", strict=False))
+
+
+class TokenBucketLimit:
+    """Declared on a view (`rate_limits = [...]`): one bucket per key the key function returns."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        burst: int,
+        per_second: float,
+        key: Callable[[object, object], str | None],
+        fail_open: bool = True,
+        code: str | None = None,
+    ):
+        self.name, self.burst, self.per_second, self.key = name, burst, per_second, key
+        self.fail_open, self.code = fail_open, code
+
+    def check(self, request, view) -> None:
+        identity = self.key(request, view)
+        if identity is None:
+            return
+        try:
+            allowed, retry_after = take_token(
+                f"{self.name}:{identity}", burst=self.burst, per_second=self.per_second
+            )
+        except RedisError as exc:
+            logger.warning(
+                "rate limit %s unavailable (%s); failing %s",
+                self.name,
+                type(exc).__name__,
+                "open" if self.fail_open else "closed",
+            )
+            if self.fail_open:
+                return
+            raise ServiceUnavailable("Rate limiting is unavailable; retry shortly.") from None
+        if not allowed:
+            raise RateLimited(retry_after, code=self.code)
+
+
+class MinuteWindowLimit:
+    """A fixed window from django-ratelimit (e.g. "20/m"), keyed on the client address by default."""
+
+    def __init__(self, group: str, *, rate: str | Callable[[], str], fail_open: bool = False):
+        self.group, self.rate, self.fail_open = group, rate, fail_open
+
+    def check(self, request, view) -> None:
+        block = client_address_block(request)
+        if block is None:
+            return
+        rate = self.rate() if callable(self.rate) else self.rate
+        try:
+            usage = get_usage(
+                request._request if hasattr(request, "_request") else request,
+                group=self.group,
+                key=lambda group, req: block,
+                rate=rate,
+                increment=True,
+            )
+        except (RedisError, ConnectionError) as exc:
+            usage = None
+            logger.warning("rate window %s unavailable (%s)", self.group, type(exc).__name__)
+            if self.fail_open:
+                return
+        if usage is None or usage["time_left"] < 0:  # django-ratelimit's signal that the cache failed
+            if self.fail_open:
+                return
+            raise ServiceUnavailable("Sign-in protection is unavailable; retry shortly.")
+        if usage["should_limit"]:
+            raise RateLimited(max(1, usage["time_left"]))
+
+
+def credential_bucket(request, view) -> str | None:
+    credential = getattr(request, "auth", None)
+    return getattr(credential, "bucket_id", None)
+
+
+API_CREDENTIAL_LIMIT = TokenBucketLimit(
+    "credential",
+    burst=settings.SVC_API_KEY_BUCKET[0],
+    per_second=settings.SVC_API_KEY_BUCKET[1],
+    key=credential_bucket,
+    fail_open=True,
+)

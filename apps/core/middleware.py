@@ -1,0 +1,99 @@
+"""Django middleware: JSON errors outside views, and the per-route request body cap."""
+
+import io
+
+from django.conf import settings
+
+from apps.core.errors import PayloadTooLarge, render, server_error_body, to_api_error
+
+
+class JsonErrorMiddleware:
+    """Outermost: whatever escapes a view or a middleware becomes the JSON envelope, even with DEBUG on."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        try:
+            response = self.get_response(request)
+        except Exception as exc:  # the last line of defence: never an HTML page
+            return self._render(exc)
+        if response.status_code >= 400 and self._is_html(response) and not request.path.startswith("/admin/"):
+            # Django's own pages (DEBUG's technical 404, a stray 400) become the envelope too.
+            return self._render_status(response.status_code)
+        return response
+
+    @staticmethod
+    def _is_html(response) -> bool:
+        return response.get("Content-Type", "").startswith("text/html")
+
+    @staticmethod
+    def _render_status(status: int):
+        from apps.core import errors
+
+        by_status = {
+            400: errors.ValidationFailed,
+            403: errors.PermissionDenied,
+            404: errors.NotFound,
+            405: errors.MethodNotAllowed,
+            413: errors.PayloadTooLarge,
+        }
+        if status in by_status:
+            return render(by_status[status]())
+        if status >= 500:
+            return JsonErrorMiddleware._render(RuntimeError(f"HTML error page with status {status}"))
+        error = errors.ApiError("The request could not be processed.", code=f"HTTP_{status}")
+        error.status_code = status
+        return render(error)
+
+    def process_exception(self, request, exc):
+        return self._render(exc)
+
+    @staticmethod
+    def _render(exc):
+        from django.http import JsonResponse
+
+        error = to_api_error(exc)
+        if error is None:
+            body, _ = server_error_body(exc)
+            return JsonResponse(body, status=500)
+        return render(error)
+
+
+def body_cap_for(view_func) -> int:
+    view_class = getattr(view_func, "cls", None) or getattr(view_func, "view_class", None)
+    return getattr(view_class, "max_body_bytes", None) or settings.SVC_DEFAULT_JSON_BODY_BYTES
+
+
+class BodySizeLimitMiddleware:
+    """Answer 413 before parsing when a body exceeds its route's cap (view attribute `max_body_bytes`).
+
+    A declared Content-Length over the cap is refused without reading; a body without one is read at most
+    cap + 1 bytes and then handed on from memory, so nothing ever reads an unbounded stream.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        cap = body_cap_for(view_func)
+        declared = request.META.get("CONTENT_LENGTH") or ""
+        if declared:
+            try:
+                too_large = int(declared) > cap
+            except ValueError:
+                return render(PayloadTooLarge("Content-Length is not a number."))
+            return render(PayloadTooLarge(details={"maxBytes": cap})) if too_large else None
+        # No declared length (chunked upload under ASGI): read at most cap + 1 bytes, then serve from memory.
+        stream = getattr(request, "_stream", None)
+        if stream is None or not hasattr(stream, "read"):
+            return None
+        data = stream.read(cap + 1)
+        if len(data) > cap:
+            return render(PayloadTooLarge(details={"maxBytes": cap}))
+        request._stream = io.BytesIO(data)
+        request.META["CONTENT_LENGTH"] = str(len(data))
+        return None

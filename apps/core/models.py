@@ -1,0 +1,48 @@
+"""The tenant base model and its scoped manager.
+
+Every tenant-owned row carries its organization, and the only way to query tenant rows is
+`Model.objects.for_org(org)`. A sweep that really needs every organization spells out `.unscoped()`.
+"""
+
+import uuid
+
+from django.db import models
+
+
+class TenantScopeRequired(RuntimeError):
+    """Raised when tenant data is queried without naming the organization."""
+
+
+class TenantQuerySet(models.QuerySet):
+    pass
+
+
+class TenantManager(models.Manager.from_queryset(TenantQuerySet)):
+    def for_org(self, organization) -> TenantQuerySet:
+        organization_id = getattr(organization, "pk", organization)
+        if organization_id is None:
+            raise TenantScopeRequired(f"{self.model.__name__}: organization is required")
+        return super().get_queryset().filter(organization_id=organization_id)
+
+    def unscoped(self) -> TenantQuerySet:
+        return super().get_queryset()
+
+    def get_queryset(self) -> TenantQuerySet:
+        # Related managers (patient.tags, prefetch_related) are already narrowed by their tenant-owned parent.
+        if hasattr(self, "core_filters") or hasattr(self, "instance"):
+            return super().get_queryset()
+        raise TenantScopeRequired(
+            f"{self.model.__name__}.objects needs an organization: use .for_org(org) (or .unscoped() for sweeps)"
+        )
+
+
+class TenantModel(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey("accounts.Organization", on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = TenantManager()
+
+    class Meta:
+        abstract = True

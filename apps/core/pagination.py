@@ -1,0 +1,53 @@
+"""Cursor paging for newest-first feeds: {items, nextCursor}; nextCursor is null on the last page."""
+
+from rest_framework.pagination import CursorPagination
+
+from apps.core.errors import ValidationFailed
+
+
+class NewestFirstCursorPagination(CursorPagination):
+    ordering = ("-created_at", "-id")
+    page_size = 25
+    page_size_query_param = "limit"
+    max_page_size = 100
+    cursor_query_param = "cursor"
+
+    def get_page_size(self, request):
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw is None:
+            return self.page_size
+        if not raw.isdigit() or not 1 <= int(raw) <= self.max_page_size:
+            raise ValidationFailed.for_field("limit", f"must be an integer from 1 to {self.max_page_size}")
+        return int(raw)
+
+    def decode_cursor(self, request):
+        try:
+            return super().decode_cursor(request)
+        except Exception:
+            raise ValidationFailed.for_field("cursor", "is not a cursor this list issued") from None
+
+    def get_paginated_response_data(self, data) -> dict:
+        return {"items": data, "next_cursor": self.get_next_cursor_token()}
+
+    def get_next_cursor_token(self) -> str | None:
+        url = self.get_next_link()
+        if not url:
+            return None
+        from urllib.parse import parse_qs, urlparse
+
+        return parse_qs(urlparse(url).query).get(self.cursor_query_param, [None])[0]
+
+    def get_paginated_response_schema(self, schema: dict) -> dict:
+        return {
+            "type": "object",
+            "required": ["items", "nextCursor"],
+            "additionalProperties": False,
+            "properties": {
+                "items": schema,
+                "nextCursor": {
+                    "type": "string",
+                    "nullable": True,
+                    "description": "Pass as ?cursor= for more.",
+                },
+            },
+        }

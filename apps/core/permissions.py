@@ -1,0 +1,68 @@
+"""Deny by default. Every view declares `permission` (a role permission such as "patient:update", a per-method
+dict of them, or AUTHENTICATED for the caller's own account) and `scope_area`, or `public = True`.
+
+Order of checks: credential present → browser-session-only surfaces → OAuth scopes (INSUFFICIENT_SCOPE) →
+practice selection → role permission (ordinary 403).
+"""
+
+from rest_framework.permissions import SAFE_METHODS, BasePermission
+
+from apps.core.errors import BrowserSessionRequired, InsufficientScope, NotAuthenticated, PermissionDenied
+
+# The caller's own identity (sign-out, /auth/me, /user/*): authenticated, no practice permission involved.
+AUTHENTICATED = "authenticated"
+# Scope area of account-wide routes: OAuth tokens need the coarse read/write scope there.
+ACCOUNT_AREA = "account"
+
+SCOPE_AREAS = frozenset({
+    "patients", "appointments", "journeys", "tasks", "conversations", "treatments", "campaigns", "deposits",
+    "reputation", "reports", "webhooks", "settings", "dialer", ACCOUNT_AREA,
+})  # fmt: skip
+
+
+def declared_permission(view, method: str) -> str | None:
+    permission = getattr(view, "permission", None)
+    if isinstance(permission, dict):
+        return permission.get(method) or (permission.get("GET") if method in ("HEAD", "OPTIONS") else None)
+    return permission
+
+
+def required_scopes(method: str, area: str) -> frozenset[str]:
+    if method in SAFE_METHODS:
+        if area == ACCOUNT_AREA:
+            return frozenset({"read"})
+        return frozenset({"read", f"{area}.read", f"{area}.write"})
+    if area == ACCOUNT_AREA:
+        return frozenset({"write"})
+    return frozenset({"write", f"{area}.write"})
+
+
+def check_scope(credential, method: str, area: str) -> None:
+    if credential.scopes is None:
+        return
+    needed = required_scopes(method, area)
+    if not credential.scopes & needed:
+        raise InsufficientScope(details={"requiredAnyOf": sorted(needed)})
+
+
+class DeclaredAccess(BasePermission):
+    def has_permission(self, request, view) -> bool:
+        if getattr(view, "public", False):
+            return True
+        permission = declared_permission(view, request.method)
+        if not permission:
+            raise PermissionDenied("This route does not allow this method for anyone.")
+        if request.user is None:
+            raise NotAuthenticated()
+        credential = request.auth
+        if getattr(view, "browser_session_only", False) and credential.is_machine:
+            raise BrowserSessionRequired()
+        check_scope(credential, request.method, view.scope_area)
+        if permission == AUTHENTICATED:
+            return True
+        membership = view.resolve_membership(request)
+        from apps.accounts.roles import role_has_permission
+
+        if not role_has_permission(membership.role, permission):
+            raise PermissionDenied(details={"permission": permission})
+        return True

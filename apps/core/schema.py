@@ -1,0 +1,74 @@
+"""OpenAPI: every operation documents the ApiError envelope for the failures it can answer with."""
+
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.openapi import AutoSchema
+from rest_framework import serializers
+
+
+class ApiErrorSerializer(serializers.Serializer):
+    code = serializers.CharField(
+        help_text="Stable machine-readable code, e.g. VALIDATION_ERROR, PATIENT_MERGED."
+    )
+    message = serializers.CharField(help_text="Human-readable explanation.")
+    details = serializers.DictField(
+        help_text="Structured context. Validation errors carry `fields`: camelCase field name → messages; "
+        "429 carries `retryAfter`; 500 carries `errorId`."
+    )
+
+    class Meta:
+        ref_name = "ApiError"
+
+
+_ERROR_DESCRIPTIONS = {
+    "400": "Invalid request (VALIDATION_ERROR with details.fields).",
+    "401": "Missing, invalid or expired credential.",
+    "403": "Role, scope, practice selection or surface refuses the request.",
+    "404": "Unknown resource, or one of another practice.",
+    "405": "Method not allowed on this route.",
+    "413": "Request body over this route's limit.",
+    "415": "Request body is not JSON.",
+    "429": "Rate limited; see the Retry-After header.",
+    "503": "A dependency is unavailable (AUTH_UNAVAILABLE when the credential cannot be verified); Retry-After.",
+}
+
+
+class ServiceAutoSchema(AutoSchema):
+    def _get_response_bodies(self, direction="response"):
+        responses = super()._get_response_bodies(direction)
+        public = getattr(self.view, "public", False)
+        codes = ["400", "403", "404", "405", "429", "503"]
+        if not public:
+            codes.append("401")
+        if self.method in ("POST", "PUT", "PATCH"):
+            codes += ["413", "415"]
+        for code in sorted(codes):
+            if code not in responses:
+                responses[code] = self._get_response_for_code(ApiErrorSerializer, code, direction=direction)
+                responses[code]["description"] = _ERROR_DESCRIPTIONS[code]
+        return responses
+
+
+class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
+    target_class = "apps.accounts.authentication.ApiKeyAuthentication"
+    name = "bearerAuth"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "An API key (svc_key_…) or an OAuth access token (svc_oat_…). "
+            "Send X-Organization-ID when the key's owner belongs to several practices.",
+        }
+
+
+class SessionCookieScheme(OpenApiAuthenticationExtension):
+    target_class = "apps.accounts.authentication.SessionCookieAuthentication"
+    name = "cookieAuth"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "apiKey",
+            "in": "cookie",
+            "name": "sessionid",
+            "description": "Browser session from POST /auth/sign-in/email; unsafe methods need X-CSRFToken.",
+        }

@@ -1,0 +1,82 @@
+"""Base API views. The practice is resolved once per request, here, and every tenant queryset starts from it.
+
+Subclasses declare `permission`, `scope_area` (or `public = True`), optional `browser_session_only`,
+`rate_limits` and `max_body_bytes`, and read `self.organization` / `self.membership`. They never pick the
+organization themselves.
+"""
+
+from rest_framework.views import APIView
+
+from apps.core.errors import NoOrganization, ValidationFailed
+from apps.core.limits import API_CREDENTIAL_LIMIT
+from apps.core.uuids import InvalidUuid
+
+ACCESS_GENERATION_HEADER = "X-Service-Access-Generation"
+
+
+class BaseApiView(APIView):
+    public = False
+    permission: str | dict | None = None
+    scope_area: str | None = None
+    browser_session_only = False
+    rate_limits: tuple = ()
+    max_body_bytes: int | None = None
+
+    _choice = None
+
+    def get_authenticators(self):
+        # Public routes take no credential: a stray cookie or header must not turn them into 401/403.
+        return [] if self.public else super().get_authenticators()
+
+    def check_permissions(self, request):
+        for limit in self.rate_limits:
+            limit.check(request, self)
+        if request.auth is not None:
+            API_CREDENTIAL_LIMIT.check(request, self)
+        super().check_permissions(request)
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        for name, value in kwargs.items():
+            if isinstance(value, InvalidUuid):
+                raise ValidationFailed.for_field(name, "must be a UUID")
+
+    # --- practice selection -------------------------------------------------------------------------------
+    def organization_choice(self, request):
+        """The practice this request acts in (may be none for account routes); resolved once."""
+        if self._choice is None:
+            from apps.accounts.selectors import resolve_organization
+
+            self._choice = resolve_organization(
+                user=request.user,
+                credential=request.auth,
+                header=request.headers.get("X-Organization-ID"),
+                session=getattr(request._request, "session", None),
+            )
+        return self._choice
+
+    def resolve_membership(self, request):
+        choice = self.organization_choice(request)
+        if choice.membership is None:
+            raise NoOrganization()
+        return choice.membership
+
+    @property
+    def membership(self):
+        return self.resolve_membership(self.request)
+
+    @property
+    def organization(self):
+        return self.membership.organization
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        choice = self._choice
+        credential = getattr(request, "_auth", None)
+        if choice is not None and choice.membership is not None and credential and not credential.is_machine:
+            from apps.accounts.selectors import access_generation
+
+            response[ACCESS_GENERATION_HEADER] = (
+                f"{choice.organization.id}:{access_generation(choice.membership)}"
+            )
+        return response

@@ -1,0 +1,163 @@
+"""emit(): record a domain event in the caller's transaction. The row is the outbox.
+
+Webhook fan-out and live updates read committed rows; a commit that succeeds is never lost, a rollback never
+leaves an event behind. Payloads are bounded metadata: the guard refuses personal free text, secrets, tokens,
+capability URLs and payment-provider identifiers, so they cannot leak to receivers by mistake.
+"""
+
+import json
+import re
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from apps.events.catalogue import EVENT_TYPE_SET
+from apps.events.models import Event
+
+ENVELOPE_VERSION = "1"
+MAX_PAYLOAD_BYTES = 64 * 1024
+ACTOR_TYPES = frozenset({"user", "system", "patient", "provider"})
+
+
+class EventRejected(ValueError):
+    """A programming error: the event is not in the catalogue or its data breaks the payload rules."""
+
+
+@dataclass(frozen=True)
+class Actor:
+    type: str
+    id: str
+
+    @classmethod
+    def user(cls, user) -> "Actor":
+        return cls("user", str(user.pk))
+
+    @classmethod
+    def system(cls, name: str = "service") -> "Actor":
+        return cls("system", name)
+
+
+# Keys whose value is free text or a payload of its own (compared after lower-casing and dropping _ - .).
+_FORBIDDEN_KEYS = frozenset({
+    "note", "notes", "body", "message", "messages", "text", "content", "html", "review", "reviews", "feedback",
+    "comment", "comments", "transcript", "raw", "rawpayload", "payload", "attachment", "attachments", "file",
+    "files", "recording",
+})  # fmt: skip
+# Fragments that mark secrets, credentials, OAuth data, capability URLs and payment-provider identifiers.
+_FORBIDDEN_FRAGMENTS = (
+    "medicalalert", "token", "secret", "password", "passcode", "credential", "apikey", "oauth", "authorization",
+    "cookie", "signature", "url", "uri", "href", "stripe", "paymentintent", "paymentmethod", "chargeid",
+    "providerpayment", "provideraccount", "providercustomer", "connectedaccount",
+)  # fmt: skip
+_FORBIDDEN_VALUE = re.compile(
+    r"^(?:https?://|svc_(?:oat|ort|key)_|eyJ[\w-]+\.[\w-]+\."
+    r"|(?:pi|ch|cus|acct|pm|seti|re|py|src|tok|sk|pk|rk|whsec|in|sub|txn)_[A-Za-z0-9]{8,})",
+    re.IGNORECASE,
+)
+
+
+def _normalise(key: str) -> str:
+    return re.sub(r"[_\-.\s]", "", key).lower()
+
+
+def check_payload(data: Any, path: str = "data") -> None:
+    """Refuse the contents the spec bars from event payloads. Raises EventRejected naming the path."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if not isinstance(key, str):
+                raise EventRejected(f"{path}: keys must be strings")
+            name = _normalise(key)
+            if name in _FORBIDDEN_KEYS or any(fragment in name for fragment in _FORBIDDEN_FRAGMENTS):
+                raise EventRejected(f"{path}.{key}: this kind of content may not be put in an event")
+            check_payload(value, f"{path}.{key}")
+    elif isinstance(data, (list, tuple)):
+        for index, value in enumerate(data):
+            check_payload(value, f"{path}[{index}]")
+    elif isinstance(data, str):
+        if _FORBIDDEN_VALUE.match(data.strip()):
+            raise EventRejected(f"{path}: URLs, tokens and provider identifiers may not be put in an event")
+    elif data is not None and not isinstance(data, (bool, int, float)):
+        raise EventRejected(f"{path}: only JSON values may be put in an event")
+
+
+def envelope(event: Event) -> dict[str, Any]:
+    return {
+        "version": ENVELOPE_VERSION,
+        "id": str(event.id),
+        "type": event.type,
+        "createdAt": event.created_at.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        "organizationId": str(event.organization_id),
+        "subject": {"type": event.subject_type, "id": event.subject_id},
+        "actor": {"type": event.actor_type, "id": event.actor_id},
+        "data": event.data,
+    }
+
+
+def envelope_bytes(event: Event) -> bytes:
+    return json.dumps(envelope(event), cls=DjangoJSONEncoder, separators=(",", ":")).encode()
+
+
+def emit(
+    *,
+    organization,
+    type: str,
+    subject_type: str,
+    subject_id,
+    actor: Actor,
+    data: dict[str, Any] | None = None,
+    action: str | None = None,
+    changed_fields: list[str] | None = None,
+    idempotency_key: str | None = None,
+) -> Event:
+    """Record one event inside the caller's transaction and return it.
+
+    Updates pass `action` and `changed_fields` (camelCase field names); they land in data.action and
+    data.changedFields. With `idempotency_key`, the same key in the same practice yields the same logical event
+    (a provider retry or queue redelivery creates nothing new).
+    """
+    if not connection.in_atomic_block:
+        raise EventRejected("emit() must run inside the transaction that makes the change")
+    if type not in EVENT_TYPE_SET:
+        raise EventRejected(f"{type!r} is not in the event catalogue")
+    if actor.type not in ACTOR_TYPES:
+        raise EventRejected(f"actor type {actor.type!r} is not one of {sorted(ACTOR_TYPES)}")
+    payload = dict(data or {})
+    if action is not None:
+        payload["action"] = action
+    if changed_fields is not None:
+        payload["changedFields"] = list(changed_fields)
+    check_payload(payload)
+
+    event = Event(
+        id=uuid.uuid4(),
+        organization_id=getattr(organization, "pk", organization),
+        type=type,
+        subject_type=subject_type,
+        subject_id=str(subject_id),
+        actor_type=actor.type,
+        actor_id=str(actor.id),
+        data=payload,
+        idempotency_key=idempotency_key,
+    )
+    # Measure the envelope as it will be sent (createdAt has a fixed width, so this timestamp measures exactly).
+    event.created_at = timezone.now()
+    if len(envelope_bytes(event)) > MAX_PAYLOAD_BYTES:
+        raise EventRejected(f"the event envelope is over {MAX_PAYLOAD_BYTES} bytes")
+
+    if idempotency_key is None:
+        event.save(force_insert=True)
+        return event
+    existing = Event.objects.for_org(event.organization_id).filter(idempotency_key=idempotency_key).first()
+    if existing is not None:
+        return existing
+    try:
+        with transaction.atomic():
+            event.save(force_insert=True)
+    except IntegrityError:
+        # A concurrent emitter won the key: its event is the logical one.
+        return Event.objects.for_org(event.organization_id).get(idempotency_key=idempotency_key)
+    return event

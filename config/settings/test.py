@@ -1,0 +1,23 @@
+"""pytest settings: real PostgreSQL and Redis. Each xdist worker gets its own Redis database."""
+
+import os
+
+from .base import *  # noqa: F403
+from .base import CACHES, CHANNEL_LAYERS, DATABASES, REDIS_URL
+
+DEBUG = False
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed only; production keeps PBKDF2
+EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+
+_worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+_redis_db = 1 + int(_worker.removeprefix("gw") or 0) % 14
+TEST_REDIS_URL = REDIS_URL.rsplit("/", 1)[0] + f"/{_redis_db}"
+CACHES["default"]["LOCATION"] = TEST_REDIS_URL
+CHANNEL_LAYERS["default"]["CONFIG"]["hosts"] = [TEST_REDIS_URL]
+CELERY_BROKER_URL = TEST_REDIS_URL
+CELERY_TASK_ALWAYS_EAGER = True
+CELERY_TASK_EAGER_PROPAGATES = True
+DATABASES["default"]["CONN_MAX_AGE"] = 0
+DATABASES["default"]["TEST"] = {"NAME": "test_practice_crm"}
+STATIC_ROOT = None
+WHITENOISE_USE_FINDERS = True
