@@ -76,18 +76,15 @@ class Organization(models.Model):
 class Membership(TenantModel):
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=16, choices=roles.ROLE_CHOICES)
-    default_workspace = models.CharField(
-        max_length=8, choices=[(w, w) for w in roles.WORKSPACES], null=True, blank=True
-    )
+    # Null: the member has not chosen; the role's first workspace applies.
+    default_workspace = models.CharField(max_length=8, choices=[(w, w) for w in roles.WORKSPACES], null=True)  # noqa: DJ001
     hide_other_workspace = models.BooleanField(default=False)
     # Moves when this member's role or workspace preference changes.
     access_generation = models.PositiveIntegerField(default=0)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                fields=["organization", "user"], name="accounts_membership_org_user_unique"
-            )
+            models.UniqueConstraint(fields=["organization", "user"], name="accounts_membership_org_user_unique")
         ]
         indexes = [models.Index(fields=["user", "created_at"], name="accounts_membership_user_idx")]
 

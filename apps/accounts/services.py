@@ -100,8 +100,6 @@ def api_key_create(*, user: User, name: str) -> IssuedApiKey:
 
 def api_key_revoke(*, user: User, key_id) -> None:
     """Revoke one of the caller's own keys. Someone else's key id is indistinguishable from an unknown one."""
-    updated = ApiKey.objects.filter(id=key_id, user=user, revoked_at__isnull=True).update(
-        revoked_at=timezone.now()
-    )
+    updated = ApiKey.objects.filter(id=key_id, user=user, revoked_at__isnull=True).update(revoked_at=timezone.now())
     if not updated:
         raise NotFound("No such API key.")

@@ -161,9 +161,7 @@ class ServiceUnavailable(ApiError):
 
 class AuthUnavailable(ServiceUnavailable):
     code = "AUTH_UNAVAILABLE"
-    message = (
-        "Your credential cannot be verified right now; retry the same request shortly without refreshing."
-    )
+    message = "Your credential cannot be verified right now; retry the same request shortly without refreshing."
 
 
 def render(error: ApiError) -> JsonResponse:
@@ -206,11 +204,7 @@ def _validation_error(detail: Any) -> ApiError:
     message = "The request is invalid."
     if first:
         name, problems = first
-        text = (
-            problems[0]
-            if isinstance(problems, list) and problems and isinstance(problems[0], str)
-            else "invalid"
-        )
+        text = problems[0] if isinstance(problems, list) and problems and isinstance(problems[0], str) else "invalid"
         message = f"{name}: {text}"
     return ValidationFailed(message, details={"fields": fields})
 

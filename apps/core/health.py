@@ -62,6 +62,4 @@ class ReadinessView(BaseApiView):
         if checks["database"] == "failing":
             checks["migrations"] = "failing"
         ready = all(value == "ok" for value in checks.values())
-        return Response(
-            {"status": "ok" if ready else "unavailable", "checks": checks}, status=200 if ready else 503
-        )
+        return Response({"status": "ok" if ready else "unavailable", "checks": checks}, status=200 if ready else 503)

@@ -86,9 +86,7 @@ class TokenBucketLimit:
         if identity is None:
             return
         try:
-            allowed, retry_after = take_token(
-                f"{self.name}:{identity}", burst=self.burst, per_second=self.per_second
-            )
+            allowed, retry_after = take_token(f"{self.name}:{identity}", burst=self.burst, per_second=self.per_second)
         except RedisError as exc:
             logger.warning(
                 "rate limit %s unavailable (%s); failing %s",

@@ -6,9 +6,7 @@ from rest_framework import serializers
 
 
 class ApiErrorSerializer(serializers.Serializer):
-    code = serializers.CharField(
-        help_text="Stable machine-readable code, e.g. VALIDATION_ERROR, PATIENT_MERGED."
-    )
+    code = serializers.CharField(help_text="Stable machine-readable code, e.g. VALIDATION_ERROR, PATIENT_MERGED.")
     message = serializers.CharField(help_text="Human-readable explanation.")
     details = serializers.DictField(
         help_text="Structured context. Validation errors carry `fields`: camelCase field name → messages; "

@@ -76,7 +76,5 @@ class BaseApiView(APIView):
         if choice is not None and choice.membership is not None and credential and not credential.is_machine:
             from apps.accounts.selectors import access_generation
 
-            response[ACCESS_GENERATION_HEADER] = (
-                f"{choice.organization.id}:{access_generation(choice.membership)}"
-            )
+            response[ACCESS_GENERATION_HEADER] = f"{choice.organization.id}:{access_generation(choice.membership)}"
         return response

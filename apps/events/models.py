@@ -14,19 +14,15 @@ class Event(TenantModel):
     type = models.CharField(max_length=64, choices=EVENT_TYPE_CHOICES)
     subject_type = models.CharField(max_length=64)
     subject_id = models.CharField(max_length=64)
-    actor_type = models.CharField(
-        max_length=16, choices=[(k, k) for k in ("user", "system", "patient", "provider")]
-    )
+    actor_type = models.CharField(max_length=16, choices=[(k, k) for k in ("user", "system", "patient", "provider")])
     actor_id = models.CharField(max_length=64)
     data = models.JSONField(default=dict)
-    idempotency_key = models.CharField(max_length=200, null=True, blank=True)
+    idempotency_key = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001 (partial unique)
 
     class Meta:
         indexes = [
             models.Index(fields=["organization", "created_at"], name="events_org_created_idx"),
-            models.Index(
-                fields=["organization", "subject_type", "subject_id"], name="events_org_subject_idx"
-            ),
+            models.Index(fields=["organization", "subject_type", "subject_id"], name="events_org_subject_idx"),
         ]
         constraints = [
             models.UniqueConstraint(

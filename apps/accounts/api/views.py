@@ -79,9 +79,7 @@ class SignOutView(BaseApiView):
     scope_area = ACCOUNT_AREA
     browser_session_only = True
 
-    @extend_schema(
-        tags=["auth"], request=None, responses={200: s.OkOutput}, summary="End the browser session"
-    )
+    @extend_schema(tags=["auth"], request=None, responses={200: s.OkOutput}, summary="End the browser session")
     def post(self, request):
         logout(request._request)
         return Response({"ok": True})
@@ -185,9 +183,7 @@ class MeView(BaseApiView):
     )
     def get(self, request):
         check_mobile_floor(request)
-        body = selectors.auth_me(
-            user=request.user, credential=request.auth, choice=self.organization_choice(request)
-        )
+        body = selectors.auth_me(user=request.user, credential=request.auth, choice=self.organization_choice(request))
         return Response(s.MeOutput(body).data)
 
 
@@ -233,9 +229,7 @@ class OrganizationActiveView(BaseApiView):
         summary="The practice this session acts in, with your role and workspaces",
     )
     def get(self, request):
-        body = selectors.auth_me(
-            user=request.user, credential=request.auth, choice=self.organization_choice(request)
-        )
+        body = selectors.auth_me(user=request.user, credential=request.auth, choice=self.organization_choice(request))
         return Response(s.MeOrganizationOutput(body["organization"]).data)
 
 
@@ -244,9 +238,7 @@ class OrganizationMembersView(BaseApiView):
     scope_area = "settings"
     browser_session_only = True
 
-    @extend_schema(
-        tags=["organization"], responses={200: s.MemberListOutput}, summary="Members of the active practice"
-    )
+    @extend_schema(tags=["organization"], responses={200: s.MemberListOutput}, summary="Members of the active practice")
     def get(self, request):
         items = [
             {

@@ -111,9 +111,7 @@ class Migration(migrations.Migration):
                 ("name", models.CharField(max_length=100)),
                 (
                     "start",
-                    models.CharField(
-                        help_text="The first characters of the key, for recognising it.", max_length=16
-                    ),
+                    models.CharField(help_text="The first characters of the key, for recognising it.", max_length=16),
                 ),
                 ("key_hash", models.CharField(editable=False, max_length=64, unique=True)),
                 ("created_at", models.DateTimeField(auto_now_add=True)),
@@ -157,9 +155,7 @@ class Migration(migrations.Migration):
                 ),
                 (
                     "default_workspace",
-                    models.CharField(
-                        blank=True, choices=[("crm", "crm"), ("pms", "pms")], max_length=8, null=True
-                    ),
+                    models.CharField(blank=True, choices=[("crm", "crm"), ("pms", "pms")], max_length=8, null=True),
                 ),
                 ("hide_other_workspace", models.BooleanField(default=False)),
                 ("access_generation", models.PositiveIntegerField(default=0)),

@@ -100,9 +100,7 @@ class Migration(migrations.Migration):
             options={
                 "indexes": [
                     models.Index(fields=["organization", "created_at"], name="events_org_created_idx"),
-                    models.Index(
-                        fields=["organization", "subject_type", "subject_id"], name="events_org_subject_idx"
-                    ),
+                    models.Index(fields=["organization", "subject_type", "subject_id"], name="events_org_subject_idx"),
                 ],
                 "constraints": [
                     models.UniqueConstraint(

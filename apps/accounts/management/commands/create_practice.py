@@ -7,9 +7,7 @@ from apps.core.errors import ApiError
 
 
 class Command(BaseCommand):
-    help = (
-        "Create a practice with its owner (an existing user becomes the owner), optionally with an API key."
-    )
+    help = "Create a practice with its owner (an existing user becomes the owner), optionally with an API key."
 
     def add_arguments(self, parser):
         parser.add_argument("--name", required=True)
@@ -21,9 +19,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--owner-name", default="")
         parser.add_argument("--country", default="", help="ISO 3166-1 alpha-2, e.g. IT")
-        parser.add_argument(
-            "--clinical", action="store_true", help="The practice has the clinical workspace."
-        )
+        parser.add_argument("--clinical", action="store_true", help="The practice has the clinical workspace.")
         parser.add_argument("--api-key", action="store_true", help="Also create an API key for the owner.")
         parser.add_argument("--json", action="store_true", help="Print the result as JSON.")
 
@@ -41,11 +37,7 @@ class Command(BaseCommand):
                 organization = services.organization_create(
                     name=options["name"], owner=owner, country=country, clinical=options["clinical"]
                 )
-                key = (
-                    services.api_key_create(user=owner, name="create_practice")
-                    if options["api_key"]
-                    else None
-                )
+                key = services.api_key_create(user=owner, name="create_practice") if options["api_key"] else None
         except ApiError as exc:
             raise CommandError(exc.message) from None
         write_result(
