@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# `make run`: migrate, collectstatic, then run web (daphne), celery worker and celery beat together.
+# Ctrl-C (or SIGTERM) stops all three; if any one of them exits, the others are stopped and
+# this script exits non-zero.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BIN=.venv/bin
+PORT=${PORT:-8787}
+export PORT
+export DJANGO_SETTINGS_MODULE=${DJANGO_SETTINGS_MODULE:-config.settings.dev}
+export PYTHONUNBUFFERED=1
+STOP_TIMEOUT=${STOP_TIMEOUT:-20}
+
+say() { printf '[run] %s\n' "$*" 2>/dev/null || true; }
+die() { printf '[run] ERROR: %s\n' "$*" >&2; exit 1; }
+
+[ -x "$BIN/python" ] || die ".venv is missing; run scripts/ensure-venv.sh (or make run)"
+if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
+    die "port $PORT is already in use; stop whatever listens there or run with PORT=<other port>"
+fi
+mkdir -p .local
+
+say "applying migrations"
+"$BIN/python" manage.py migrate --noinput
+say "collecting static files"
+"$BIN/python" manage.py collectstatic --noinput -v 0
+
+# Each child gets its own process group (job control on), so a terminal Ctrl-C reaches only
+# this script, and stopping a child's group also stops its subprocesses (celery pool workers).
+set -m
+
+PIDS=()
+NAMES=()
+start() { # name cmd...
+    local name=$1
+    shift
+    "$@" &
+    PIDS+=("$!")
+    NAMES+=("$name")
+    say "started $name (pid $!)"
+}
+
+alive() { # pid: is anything in the child's process group still running?
+    kill -0 -- "-$1" 2>/dev/null || kill -0 "$1" 2>/dev/null
+}
+
+STOPPING=0
+FORCE=0
+stop_all() {
+    [ "$STOPPING" -eq 1 ] && return 0
+    STOPPING=1
+    trap '' PIPE # keep going even if our stdout (a closed pipe/terminal) is gone
+    # A second Ctrl-C while stopping kills immediately.
+    trap 'FORCE=1' INT TERM
+    local pid i deadline
+    for pid in "${PIDS[@]}"; do
+        kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+    done
+    deadline=$((SECONDS + STOP_TIMEOUT))
+    for i in "${!PIDS[@]}"; do
+        pid=${PIDS[$i]}
+        while alive "$pid" && [ "$FORCE" -eq 0 ] && [ "$SECONDS" -lt "$deadline" ]; do
+            sleep 0.2
+        done
+        if alive "$pid"; then
+            say "${NAMES[$i]} did not stop in time; killing it"
+            kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+        fi
+        wait "$pid" 2>/dev/null || true
+    done
+}
+
+on_signal() { # signal-name exit-code
+    trap '' PIPE
+    printf '\n' 2>/dev/null || true
+    say "received SIG$1, stopping web, worker and beat"
+    stop_all
+    say "stopped"
+    exit "$2"
+}
+trap 'on_signal INT 130' INT
+trap 'on_signal TERM 143' TERM
+trap 'on_signal HUP 129' HUP
+
+start web "$BIN/daphne" -b 0.0.0.0 -p "$PORT" config.asgi:application
+start worker "$BIN/celery" -A config worker -l info --concurrency 2
+start beat "$BIN/celery" -A config beat -l info --schedule .local/celerybeat-schedule
+
+cat <<EOF
+
+================================================================================
+  Practice CRM is running on http://localhost:${PORT}
+    API docs:  http://localhost:${PORT}/docs
+    Health:    http://localhost:${PORT}/health
+
+  Create a practice (owner login + API key), in another terminal:
+    .venv/bin/python manage.py create_practice --name "My Practice" --owner-email you@example.com --owner-password 'choose-a-password' --api-key --json
+
+  Ctrl-C stops web, worker and beat.
+================================================================================
+
+EOF
+
+# Wait until any child exits.
+rc=0
+reaped=0
+if ((BASH_VERSINFO[0] > 4 || (BASH_VERSINFO[0] == 4 && BASH_VERSINFO[1] >= 3))); then
+    wait -n || rc=$?
+    reaped=1
+else
+    # bash < 4.3 (macOS /bin/bash) has no `wait -n`: poll.
+    while :; do
+        for pid in "${PIDS[@]}"; do kill -0 "$pid" 2>/dev/null || break 2; done
+        sleep 1
+    done
+fi
+
+exited=unknown
+for i in "${!PIDS[@]}"; do
+    if ! kill -0 "${PIDS[$i]}" 2>/dev/null; then
+        exited=${NAMES[$i]}
+        if [ "$reaped" -eq 0 ]; then wait "${PIDS[$i]}" 2>/dev/null || rc=$?; fi
+        break
+    fi
+done
+say "$exited exited (status $rc); stopping the others"
+stop_all
+[ "$rc" -ne 0 ] || rc=1
+exit "$rc"
