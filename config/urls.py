@@ -1,14 +1,14 @@
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
 from apps.core.health import ReadinessView, RuntimeHealthView
+from apps.core.openapi import OpenApiSchemaView, SwaggerUiView
 
 urlpatterns = [
     path("health/runtime", RuntimeHealthView.as_view()),
     path("health", ReadinessView.as_view()),
-    path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
-    path("docs", SpectacularSwaggerView.as_view(url_name="openapi"), name="docs"),
+    path("openapi.json", OpenApiSchemaView.as_view(), name="openapi"),
+    path("docs", SwaggerUiView.as_view(url_name="openapi"), name="docs"),
     path("admin/", admin.site.urls),
     path("", include("apps.accounts.api.urls")),
 ]

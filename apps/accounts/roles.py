@@ -22,6 +22,7 @@ CLINICAL_ROLES = frozenset({DENTIST, HYGIENIST, NURSE})
 CRM = "crm"
 PMS = "pms"
 WORKSPACES = (CRM, PMS)
+WORKSPACE_CHOICES = [(w, w) for w in WORKSPACES]
 
 # CRM resources with the usual four actions.
 _CRM_RESOURCES = (

@@ -70,7 +70,7 @@ def resolve_organization(*, user: User, credential: Credential, header: str | No
         if membership is None:
             raise OrganizationForbidden("The practice this token was granted for no longer admits you.")
         return OrganizationChoice(membership.organization, membership)
-    if header:
+    if header is not None:
         organization_id = parse_uuid(header.strip())
         if organization_id is None:
             raise ValidationFailed.for_field("X-Organization-ID", "must be a UUID")

@@ -5,6 +5,7 @@ so no HTML page and no stack trace ever reaches a client. A 500 carries an error
 """
 
 import logging
+import re
 import uuid
 from typing import Any
 
@@ -188,7 +189,7 @@ def _camel_fields(detail: Any) -> Any:
     """DRF error detail → {"fieldName": ["message", ...]} with camelCase keys at every depth."""
     if isinstance(detail, dict):
         return {
-            underscore_to_camel(camelize_re, str(k)) if k != "non_field_errors" else "body": _camel_fields(v)
+            re.sub(camelize_re, underscore_to_camel, str(k)) if k != "non_field_errors" else "body": _camel_fields(v)
             for k, v in detail.items()
         }
     if isinstance(detail, list):

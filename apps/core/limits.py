@@ -38,14 +38,10 @@ redis.call('PEXPIRE', key, math.ceil(capacity * 1000 / rate) + 1000)
 return {allowed, retry_ms}
 """
 
-_script = None
-
 
 def _bucket_script():
-    global _script
-    if _script is None:
-        _script = get_redis_connection("default").register_script(_TOKEN_BUCKET_LUA)
-    return _script
+    # Registering only hashes the text; the client may change (settings overrides), so it is not cached.
+    return get_redis_connection("default").register_script(_TOKEN_BUCKET_LUA)
 
 
 def take_token(key: str, *, burst: int, per_second: float, cost: int = 1) -> tuple[bool, int]:
@@ -72,21 +68,31 @@ class TokenBucketLimit:
         self,
         name: str,
         *,
-        burst: int,
-        per_second: float,
+        burst: int | None = None,
+        per_second: float | None = None,
+        setting: str | None = None,
         key: Callable[[object, object], str | None],
         fail_open: bool = True,
         code: str | None = None,
     ):
-        self.name, self.burst, self.per_second, self.key = name, burst, per_second, key
+        self.name, self._burst, self._per_second, self.setting, self.key = name, burst, per_second, setting, key
         self.fail_open, self.code = fail_open, code
+
+    @property
+    def rate(self) -> tuple[int, float]:
+        """(burst, refill per second), from the named setting when one is given (so it can be tuned live)."""
+        if self.setting:
+            burst, per_second = getattr(settings, self.setting)
+            return int(burst), float(per_second)
+        return int(self._burst), float(self._per_second)
 
     def check(self, request, view) -> None:
         identity = self.key(request, view)
         if identity is None:
             return
         try:
-            allowed, retry_after = take_token(f"{self.name}:{identity}", burst=self.burst, per_second=self.per_second)
+            burst, per_second = self.rate
+            allowed, retry_after = take_token(f"{self.name}:{identity}", burst=burst, per_second=per_second)
         except RedisError as exc:
             logger.warning(
                 "rate limit %s unavailable (%s); failing %s",
@@ -138,10 +144,4 @@ def credential_bucket(request, view) -> str | None:
     return getattr(credential, "bucket_id", None)
 
 
-API_CREDENTIAL_LIMIT = TokenBucketLimit(
-    "credential",
-    burst=settings.SVC_API_KEY_BUCKET[0],
-    per_second=settings.SVC_API_KEY_BUCKET[1],
-    key=credential_bucket,
-    fail_open=True,
-)
+API_CREDENTIAL_LIMIT = TokenBucketLimit("credential", setting="SVC_API_KEY_BUCKET", key=credential_bucket)

@@ -2,7 +2,12 @@
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
+
+from apps.core.uuids import UUID_PATTERN
+
+UUID_SCHEMA = {"type": "string", "format": "uuid", "pattern": UUID_PATTERN}
 
 
 class ApiErrorSerializer(serializers.Serializer):
@@ -23,6 +28,7 @@ _ERROR_DESCRIPTIONS = {
     "403": "Role, scope, practice selection or surface refuses the request.",
     "404": "Unknown resource, or one of another practice.",
     "405": "Method not allowed on this route.",
+    "409": "Conflict with the current state (see code).",
     "413": "Request body over this route's limit.",
     "415": "Request body is not JSON.",
     "429": "Rate limited; see the Retry-After header.",
@@ -31,10 +37,32 @@ _ERROR_DESCRIPTIONS = {
 
 
 class ServiceAutoSchema(AutoSchema):
+    def get_serializer_name(self, serializer, direction):
+        # Input/Output are our Python-side suffixes; the wire names drop them (SignUp, SignUpRequest, Me).
+        name = super().get_serializer_name(serializer, direction)
+        for suffix in ("Output", "Input"):
+            if name.endswith(suffix) and len(name) > len(suffix):
+                return name[: -len(suffix)]
+        return name
+
+    def get_override_parameters(self):
+        parameters = list(super().get_override_parameters())
+        if not getattr(self.view, "public", False):
+            parameters.append(
+                OpenApiParameter(
+                    "X-Organization-ID",
+                    UUID_SCHEMA,
+                    OpenApiParameter.HEADER,
+                    description="The practice to act in; needed when the caller belongs to several. "
+                    "Ignored for OAuth tokens, which name their practice.",
+                )
+            )
+        return parameters
+
     def _get_response_bodies(self, direction="response"):
         responses = super()._get_response_bodies(direction)
         public = getattr(self.view, "public", False)
-        codes = ["400", "403", "404", "405", "429", "503"]
+        codes = ["400", "403", "404", "405", "429", "503", *getattr(self.view, "error_statuses", ())]
         if not public:
             codes.append("401")
         if self.method in ("POST", "PUT", "PATCH"):

@@ -21,6 +21,8 @@ class BaseApiView(APIView):
     browser_session_only = False
     rate_limits: tuple = ()
     max_body_bytes: int | None = None
+    # Extra error statuses this route documents beyond the common ones (e.g. "409").
+    error_statuses: tuple[str, ...] = ()
 
     _choice = None
 

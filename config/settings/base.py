@@ -5,6 +5,8 @@ from pathlib import Path
 
 import dj_database_url
 
+from apps.core.uuids import UUID_PATTERN  # a plain module: no Django import, safe in settings
+
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
 
@@ -164,12 +166,14 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "CAMELIZE_NAMES": False,
+    "PATH_CONVERTER_OVERRIDES": {"uuid_param": {"type": "string", "format": "uuid", "pattern": UUID_PATTERN}},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "drf_spectacular.contrib.djangorestframework_camel_case.camelize_serializer_fields",
     ],
     "ENUM_NAME_OVERRIDES": {
         "MemberRoleEnum": "apps.accounts.roles.ROLE_CHOICES",
+        "WorkspaceEnum": "apps.accounts.roles.WORKSPACE_CHOICES",
     },
     "TAGS": [
         {"name": "auth", "description": "Sign-in, sign-up, sessions, API keys and the bootstrap identity."},

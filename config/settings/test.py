@@ -10,7 +10,8 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed on
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 
 _worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
-_redis_db = 1 + int(_worker.removeprefix("gw") or 0) % 14
+# TEST_REDIS_DB_BASE / TEST_DB_SUFFIX let several checkouts run their suites side by side on one machine.
+_redis_db = int(os.environ.get("TEST_REDIS_DB_BASE", "1")) + int(_worker.removeprefix("gw") or 0) % 8
 TEST_REDIS_URL = REDIS_URL.rsplit("/", 1)[0] + f"/{_redis_db}"
 CACHES["default"]["LOCATION"] = TEST_REDIS_URL
 CHANNEL_LAYERS["default"]["CONFIG"]["hosts"] = [TEST_REDIS_URL]
@@ -18,6 +19,6 @@ CELERY_BROKER_URL = TEST_REDIS_URL
 CELERY_TASK_ALWAYS_EAGER = True
 CELERY_TASK_EAGER_PROPAGATES = True
 DATABASES["default"]["CONN_MAX_AGE"] = 0
-DATABASES["default"]["TEST"] = {"NAME": "test_practice_crm"}
+DATABASES["default"]["TEST"] = {"NAME": "test_practice_crm" + os.environ.get("TEST_DB_SUFFIX", "")}
 STATIC_ROOT = None
 WHITENOISE_USE_FINDERS = True

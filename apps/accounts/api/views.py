@@ -34,6 +34,7 @@ def _signed_in(request, user) -> Response:
 
 class SignUpView(BaseApiView):
     public = True
+    error_statuses = ("409",)
     rate_limits = (SIGN_UP_LIMIT,)
 
     @extend_schema(
@@ -53,6 +54,7 @@ class SignUpView(BaseApiView):
 
 class SignInView(BaseApiView):
     public = True
+    error_statuses = ("401",)
     rate_limits = (SIGN_IN_LIMIT,)
 
     @extend_schema(
@@ -171,12 +173,6 @@ class MeView(BaseApiView):
                 str,
                 OpenApiParameter.HEADER,
                 description="Installed apps send mobile/<version>; old builds get 426.",
-            ),
-            OpenApiParameter(
-                "X-Organization-ID",
-                str,
-                OpenApiParameter.HEADER,
-                description="The practice to act in when you belong to several.",
             ),
         ],
         summary="Who you are, your active practice, role and workspaces",

@@ -9,93 +9,168 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('auth', '0012_alter_user_first_name_max_length'),
+        ("auth", "0012_alter_user_first_name_max_length"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Organization',
+            name="Organization",
             fields=[
-                ('id', models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
-                ('name', models.CharField(max_length=200)),
-                ('kind', models.CharField(choices=[('practice', 'Practice'), ('partner', 'Partner')], default='practice', max_length=16)),
-                ('country', models.CharField(blank=True, help_text='ISO 3166-1 alpha-2', max_length=2)),
-                ('region', models.CharField(choices=[('eu', 'EU'), ('us', 'US')], default='eu', max_length=2)),
-                ('clinical_workspace_available', models.BooleanField(default=False)),
-                ('pms_native_writes_enabled', models.BooleanField(default=False)),
-                ('pms_system_of_record', models.CharField(default='external', max_length=32)),
-                ('pms_authority_generation', models.PositiveIntegerField(default=0)),
-                ('access_generation', models.PositiveIntegerField(default=0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                ("id", models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
+                ("name", models.CharField(max_length=200)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("practice", "Practice"), ("partner", "Partner")], default="practice", max_length=16
+                    ),
+                ),
+                ("country", models.CharField(blank=True, help_text="ISO 3166-1 alpha-2", max_length=2)),
+                ("region", models.CharField(choices=[("eu", "EU"), ("us", "US")], default="eu", max_length=2)),
+                ("clinical_workspace_available", models.BooleanField(default=False)),
+                ("pms_native_writes_enabled", models.BooleanField(default=False)),
+                ("pms_system_of_record", models.CharField(default="external", max_length=32)),
+                ("pms_authority_generation", models.PositiveIntegerField(default=0)),
+                ("access_generation", models.PositiveIntegerField(default=0)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
         ),
         migrations.CreateModel(
-            name='User',
+            name="User",
             fields=[
-                ('password', models.CharField(max_length=128, verbose_name='password')),
-                ('last_login', models.DateTimeField(blank=True, null=True, verbose_name='last login')),
-                ('is_superuser', models.BooleanField(default=False, help_text='Designates that this user has all permissions without explicitly assigning them.', verbose_name='superuser status')),
-                ('id', models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
-                ('email', models.EmailField(max_length=254, unique=True)),
-                ('name', models.CharField(blank=True, max_length=200)),
-                ('is_active', models.BooleanField(default=True)),
-                ('is_staff', models.BooleanField(default=False, help_text='May sign in to the back office (/admin).')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('groups', models.ManyToManyField(blank=True, help_text='The groups this user belongs to. A user will get all permissions granted to each of their groups.', related_name='user_set', related_query_name='user', to='auth.group', verbose_name='groups')),
-                ('user_permissions', models.ManyToManyField(blank=True, help_text='Specific permissions for this user.', related_name='user_set', related_query_name='user', to='auth.permission', verbose_name='user permissions')),
+                ("password", models.CharField(max_length=128, verbose_name="password")),
+                ("last_login", models.DateTimeField(blank=True, null=True, verbose_name="last login")),
+                (
+                    "is_superuser",
+                    models.BooleanField(
+                        default=False,
+                        help_text="Designates that this user has all permissions without explicitly assigning them.",
+                        verbose_name="superuser status",
+                    ),
+                ),
+                ("id", models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
+                ("email", models.EmailField(max_length=254, unique=True)),
+                ("name", models.CharField(blank=True, max_length=200)),
+                ("is_active", models.BooleanField(default=True)),
+                ("is_staff", models.BooleanField(default=False, help_text="May sign in to the back office (/admin).")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "groups",
+                    models.ManyToManyField(
+                        blank=True,
+                        help_text="The groups this user belongs to. A user will get all permissions granted to each of their groups.",
+                        related_name="user_set",
+                        related_query_name="user",
+                        to="auth.group",
+                        verbose_name="groups",
+                    ),
+                ),
+                (
+                    "user_permissions",
+                    models.ManyToManyField(
+                        blank=True,
+                        help_text="Specific permissions for this user.",
+                        related_name="user_set",
+                        related_query_name="user",
+                        to="auth.permission",
+                        verbose_name="user permissions",
+                    ),
+                ),
             ],
             managers=[
-                ('objects', apps.accounts.models.UserManager()),
+                ("objects", apps.accounts.models.UserManager()),
             ],
         ),
         migrations.CreateModel(
-            name='ApiKey',
+            name="ApiKey",
             fields=[
-                ('id', models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
-                ('name', models.CharField(max_length=100)),
-                ('start', models.CharField(help_text='The first characters of the key, for recognising it.', max_length=16)),
-                ('key_hash', models.CharField(editable=False, max_length=64, unique=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('last_used_at', models.DateTimeField(blank=True, null=True)),
-                ('expires_at', models.DateTimeField(blank=True, null=True)),
-                ('revoked_at', models.DateTimeField(blank=True, null=True)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='api_keys', to=settings.AUTH_USER_MODEL)),
+                ("id", models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
+                ("name", models.CharField(max_length=100)),
+                (
+                    "start",
+                    models.CharField(help_text="The first characters of the key, for recognising it.", max_length=16),
+                ),
+                ("key_hash", models.CharField(editable=False, max_length=64, unique=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("last_used_at", models.DateTimeField(blank=True, null=True)),
+                ("expires_at", models.DateTimeField(blank=True, null=True)),
+                ("revoked_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="api_keys",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Membership',
+            name="Membership",
             fields=[
-                ('id', models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('role', models.CharField(choices=[('owner', 'Owner'), ('manager', 'Manager'), ('front_desk', 'Front Desk'), ('telesales', 'Telesales'), ('analyst', 'Analyst'), ('dentist', 'Dentist'), ('hygienist', 'Hygienist'), ('nurse', 'Nurse')], max_length=16)),
-                ('default_workspace', models.CharField(choices=[('crm', 'crm'), ('pms', 'pms')], max_length=8, null=True)),
-                ('hide_other_workspace', models.BooleanField(default=False)),
-                ('access_generation', models.PositiveIntegerField(default=0)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to=settings.AUTH_USER_MODEL)),
-                ('organization', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='accounts.organization')),
+                ("id", models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[
+                            ("owner", "Owner"),
+                            ("manager", "Manager"),
+                            ("front_desk", "Front Desk"),
+                            ("telesales", "Telesales"),
+                            ("analyst", "Analyst"),
+                            ("dentist", "Dentist"),
+                            ("hygienist", "Hygienist"),
+                            ("nurse", "Nurse"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "default_workspace",
+                    models.CharField(choices=[("crm", "crm"), ("pms", "pms")], max_length=8, null=True),
+                ),
+                ("hide_other_workspace", models.BooleanField(default=False)),
+                ("access_generation", models.PositiveIntegerField(default=0)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="memberships",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "organization",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="accounts.organization"
+                    ),
+                ),
             ],
         ),
         migrations.AddConstraint(
-            model_name='user',
-            constraint=models.UniqueConstraint(django.db.models.functions.text.Lower('email'), name='accounts_user_email_ci_unique'),
+            model_name="user",
+            constraint=models.UniqueConstraint(
+                django.db.models.functions.text.Lower("email"), name="accounts_user_email_ci_unique"
+            ),
         ),
         migrations.AddIndex(
-            model_name='apikey',
-            index=models.Index(fields=['user', '-created_at'], name='accounts_apikey_user_idx'),
+            model_name="apikey",
+            index=models.Index(fields=["user", "-created_at"], name="accounts_apikey_user_idx"),
         ),
         migrations.AddIndex(
-            model_name='membership',
-            index=models.Index(fields=['user', 'created_at'], name='accounts_membership_user_idx'),
+            model_name="membership",
+            index=models.Index(fields=["user", "created_at"], name="accounts_membership_user_idx"),
         ),
         migrations.AddConstraint(
-            model_name='membership',
-            constraint=models.UniqueConstraint(fields=('organization', 'user'), name='accounts_membership_org_user_unique'),
+            model_name="membership",
+            constraint=models.UniqueConstraint(
+                fields=("organization", "user"), name="accounts_membership_org_user_unique"
+            ),
         ),
     ]

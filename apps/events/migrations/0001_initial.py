@@ -6,32 +6,103 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('accounts', '0001_initial'),
+        ("accounts", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Event',
+            name="Event",
             fields=[
-                ('id', models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('type', models.CharField(choices=[('patient.created', 'patient.created'), ('patient.updated', 'patient.updated'), ('patient.archived', 'patient.archived'), ('journey.created', 'journey.created'), ('journey.updated', 'journey.updated'), ('journey.stage_changed', 'journey.stage_changed'), ('journey.won', 'journey.won'), ('journey.lost', 'journey.lost'), ('journey.reopened', 'journey.reopened'), ('task.created', 'task.created'), ('task.updated', 'task.updated'), ('task.completed', 'task.completed'), ('task.reopened', 'task.reopened'), ('task.cancelled', 'task.cancelled'), ('appointment.created', 'appointment.created'), ('appointment.updated', 'appointment.updated'), ('appointment.status_changed', 'appointment.status_changed'), ('appointment.rescheduled', 'appointment.rescheduled'), ('conversation.created', 'conversation.created'), ('conversation.updated', 'conversation.updated'), ('message.received', 'message.received'), ('message.sent', 'message.sent'), ('message.status_changed', 'message.status_changed'), ('deposit_request.created', 'deposit_request.created'), ('deposit_request.status_changed', 'deposit_request.status_changed'), ('reputation_request.status_changed', 'reputation_request.status_changed'), ('reputation_feedback.received', 'reputation_feedback.received'), ('reputation_review.received', 'reputation_review.received'), ('reputation_review.updated', 'reputation_review.updated'), ('reputation_reply.status_changed', 'reputation_reply.status_changed'), ('lead_ad_submission.received', 'lead_ad_submission.received'), ('lead_ad_submission.status_changed', 'lead_ad_submission.status_changed'), ('lead_ad_connection.health_changed', 'lead_ad_connection.health_changed'), ('pms_connection.health_changed', 'pms_connection.health_changed'), ('pms_patient.link_changed', 'pms_patient.link_changed'), ('pms_sync.review_required', 'pms_sync.review_required'), ('pms_treatment_plan.updated', 'pms_treatment_plan.updated'), ('pms_invoice.updated', 'pms_invoice.updated'), ('pms_payment.updated', 'pms_payment.updated'), ('channel_connection.health_changed', 'channel_connection.health_changed')], max_length=64)),
-                ('subject_type', models.CharField(max_length=64)),
-                ('subject_id', models.CharField(max_length=64)),
-                ('actor_type', models.CharField(choices=[('user', 'user'), ('system', 'system'), ('patient', 'patient'), ('provider', 'provider')], max_length=16)),
-                ('actor_id', models.CharField(max_length=64)),
-                ('data', models.JSONField(default=dict)),
-                ('idempotency_key', models.CharField(blank=True, max_length=200, null=True)),
-                ('organization', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='accounts.organization')),
+                ("id", models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "type",
+                    models.CharField(
+                        choices=[
+                            ("patient.created", "patient.created"),
+                            ("patient.updated", "patient.updated"),
+                            ("patient.archived", "patient.archived"),
+                            ("journey.created", "journey.created"),
+                            ("journey.updated", "journey.updated"),
+                            ("journey.stage_changed", "journey.stage_changed"),
+                            ("journey.won", "journey.won"),
+                            ("journey.lost", "journey.lost"),
+                            ("journey.reopened", "journey.reopened"),
+                            ("task.created", "task.created"),
+                            ("task.updated", "task.updated"),
+                            ("task.completed", "task.completed"),
+                            ("task.reopened", "task.reopened"),
+                            ("task.cancelled", "task.cancelled"),
+                            ("appointment.created", "appointment.created"),
+                            ("appointment.updated", "appointment.updated"),
+                            ("appointment.status_changed", "appointment.status_changed"),
+                            ("appointment.rescheduled", "appointment.rescheduled"),
+                            ("conversation.created", "conversation.created"),
+                            ("conversation.updated", "conversation.updated"),
+                            ("message.received", "message.received"),
+                            ("message.sent", "message.sent"),
+                            ("message.status_changed", "message.status_changed"),
+                            ("deposit_request.created", "deposit_request.created"),
+                            ("deposit_request.status_changed", "deposit_request.status_changed"),
+                            ("reputation_request.status_changed", "reputation_request.status_changed"),
+                            ("reputation_feedback.received", "reputation_feedback.received"),
+                            ("reputation_review.received", "reputation_review.received"),
+                            ("reputation_review.updated", "reputation_review.updated"),
+                            ("reputation_reply.status_changed", "reputation_reply.status_changed"),
+                            ("lead_ad_submission.received", "lead_ad_submission.received"),
+                            ("lead_ad_submission.status_changed", "lead_ad_submission.status_changed"),
+                            ("lead_ad_connection.health_changed", "lead_ad_connection.health_changed"),
+                            ("pms_connection.health_changed", "pms_connection.health_changed"),
+                            ("pms_patient.link_changed", "pms_patient.link_changed"),
+                            ("pms_sync.review_required", "pms_sync.review_required"),
+                            ("pms_treatment_plan.updated", "pms_treatment_plan.updated"),
+                            ("pms_invoice.updated", "pms_invoice.updated"),
+                            ("pms_payment.updated", "pms_payment.updated"),
+                            ("channel_connection.health_changed", "channel_connection.health_changed"),
+                        ],
+                        max_length=64,
+                    ),
+                ),
+                ("subject_type", models.CharField(max_length=64)),
+                ("subject_id", models.CharField(max_length=64)),
+                (
+                    "actor_type",
+                    models.CharField(
+                        choices=[
+                            ("user", "user"),
+                            ("system", "system"),
+                            ("patient", "patient"),
+                            ("provider", "provider"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("actor_id", models.CharField(max_length=64)),
+                ("data", models.JSONField(default=dict)),
+                ("idempotency_key", models.CharField(blank=True, max_length=200, null=True)),
+                (
+                    "organization",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="accounts.organization"
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['organization', 'created_at'], name='events_org_created_idx'), models.Index(fields=['organization', 'subject_type', 'subject_id'], name='events_org_subject_idx')],
-                'constraints': [models.UniqueConstraint(condition=models.Q(('idempotency_key__isnull', False)), fields=('organization', 'idempotency_key'), name='events_org_idempotency_unique')],
+                "indexes": [
+                    models.Index(fields=["organization", "created_at"], name="events_org_created_idx"),
+                    models.Index(fields=["organization", "subject_type", "subject_id"], name="events_org_subject_idx"),
+                ],
+                "constraints": [
+                    models.UniqueConstraint(
+                        condition=models.Q(("idempotency_key__isnull", False)),
+                        fields=("organization", "idempotency_key"),
+                        name="events_org_idempotency_unique",
+                    )
+                ],
             },
         ),
     ]

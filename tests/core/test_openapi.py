@@ -1,0 +1,64 @@
+"""The OpenAPI document is the single description of the API (and MCP's catalogue later)."""
+
+import pytest
+
+SPEC_TAGS_USED = {"auth", "user", "organization", "health"}
+
+
+@pytest.fixture(scope="module")
+def schema(django_db_blocker):
+    from django.test import Client
+
+    with django_db_blocker.unblock():
+        response = Client().get("/openapi.json")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("application/vnd.oai.openapi+json") or response[
+        "Content-Type"
+    ].startswith("application/json")
+    return response.json()
+
+
+def test_version_and_title(schema):
+    assert schema["openapi"].startswith("3.")
+    assert schema["info"]["version"] == "0.1.0"
+
+
+def test_every_operation_is_tagged_summarised_and_documents_errors(schema):
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            where = f"{method.upper()} {path}"
+            assert set(operation["tags"]) <= SPEC_TAGS_USED, where
+            assert operation.get("summary"), f"{where} has no summary"
+            responses = operation["responses"]
+            for code in ("400", "403", "404", "429"):
+                assert responses[code]["content"]["application/json"]["schema"] == {
+                    "$ref": "#/components/schemas/ApiError"
+                }, where
+
+
+def test_error_envelope_schema(schema):
+    api_error = schema["components"]["schemas"]["ApiError"]
+    assert set(api_error["required"]) == {"code", "message", "details"}
+
+
+def test_public_routes_need_no_credential_and_others_do(schema):
+    public = {"/health", "/health/runtime", "/auth/sign-in/email", "/auth/sign-up/email"}
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            security = operation.get("security")
+            if path in public:
+                assert not security or security == [{}], f"{method} {path}"
+            else:
+                assert security, f"{method} {path} must name its credentials"
+                assert "401" in operation["responses"]
+
+
+def test_wire_names_are_camel_case(schema):
+    me = schema["components"]["schemas"]["MeOrganization"]["properties"]
+    assert {"memberRole", "defaultWorkspace", "hideOtherWorkspace", "pmsAccess", "accessGeneration"} <= set(me)
+
+
+def test_swagger_ui_is_served_from_local_assets(client):
+    response = client.get("/docs")
+    assert response.status_code == 200
+    assert b"/static/drf_spectacular_sidecar/" in response.content
