@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 
 from apps.accounts.models import ApiKey, Membership, Organization, User
-from apps.core.admin import TenantAdmin
+from apps.core.admin import TenantAdmin, TenantInline
 
 
 @admin.register(User)
@@ -20,7 +20,7 @@ class UserAdmin(DjangoUserAdmin):
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "name", "password1", "password2")}),)
 
 
-class MembershipInline(admin.TabularInline):
+class MembershipInline(TenantInline):
     model = Membership
     extra = 0
     fields = ("user", "role", "default_workspace", "hide_other_workspace", "created_at")

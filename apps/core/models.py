@@ -1,7 +1,7 @@
 """The tenant base model and its scoped manager.
 
-Every tenant-owned row carries its organization, and the only way to query tenant rows is
-`Model.objects.for_org(org)`. A sweep that really needs every organization spells out `.unscoped()`.
+Every tenant-owned row carries its organization, and the only way our code queries tenant rows is
+`Model.objects.for_org(org)`. A sweep that really needs every organization spells out `.objects.unscoped()`.
 """
 
 import uuid
@@ -28,9 +28,6 @@ class TenantManager(models.Manager.from_queryset(TenantQuerySet)):
         return super().get_queryset()
 
     def get_queryset(self) -> TenantQuerySet:
-        # Related managers (patient.tags, prefetch_related) are already narrowed by their tenant-owned parent.
-        if hasattr(self, "core_filters") or hasattr(self, "instance"):
-            return super().get_queryset()
         raise TenantScopeRequired(
             f"{self.model.__name__}.objects needs an organization: use .for_org(org) (or .unscoped() for sweeps)"
         )
@@ -42,6 +39,10 @@ class TenantModel(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    # Django's own machinery (admin forms, model formsets, related managers, the deletion collector) uses the
+    # first-declared manager; it is plain so that machinery keeps working. Our code uses `objects` only, which
+    # refuses to run without an organization.
+    unscoped_objects = models.Manager()
     objects = TenantManager()
 
     class Meta:

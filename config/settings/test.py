@@ -16,7 +16,8 @@ TEST_REDIS_URL = REDIS_URL.rsplit("/", 1)[0] + f"/{_redis_db}"
 CACHES["default"]["LOCATION"] = TEST_REDIS_URL
 CHANNEL_LAYERS["default"]["CONFIG"]["hosts"] = [TEST_REDIS_URL]
 CELERY_BROKER_URL = TEST_REDIS_URL
-CELERY_TASK_ALWAYS_EAGER = True
+# The e2e worker test starts a real worker with CELERY_TASK_ALWAYS_EAGER=0 in its environment.
+CELERY_TASK_ALWAYS_EAGER = os.environ.get("CELERY_TASK_ALWAYS_EAGER", "1") == "1"
 CELERY_TASK_EAGER_PROPAGATES = True
 DATABASES["default"]["CONN_MAX_AGE"] = 0
 DATABASES["default"]["TEST"] = {"NAME": "test_practice_crm" + os.environ.get("TEST_DB_SUFFIX", "")}
