@@ -11,6 +11,7 @@ urlpatterns = [
     path("docs", SwaggerUiView.as_view(url_name="openapi"), name="docs"),
     path("admin/", admin.site.urls),
     path("", include("apps.accounts.api.urls")),
+    path("", include("apps.patients.api.urls")),
 ]
 
 handler400 = "apps.core.errors.handler400"

@@ -3,7 +3,8 @@
 Permissions are `<resource>:<action>`. Routes declare the permission they need (view attribute `permission`).
 Clinical roles (dentist, hygienist, nurse) hold no permission on CRM-only resources: they open the clinical
 workspace only. `patient:erase` (right to erasure, DELETE /patients/{id}) is the owner's alone; `patient:delete`
-(archiving in bulk) is held by owners and managers.
+(archiving in bulk, merging) is held by owners and managers; `patient:export` (CSV of the list) by owners,
+managers and analysts.
 """
 
 OWNER = "owner"
@@ -26,9 +27,16 @@ WORKSPACE_CHOICES = [(w, w) for w in WORKSPACES]
 
 # CRM resources with the usual four actions.
 _CRM_RESOURCES = (
-    "patient", "journey", "task", "appointment", "conversation", "treatment",
-    "campaign", "deposit", "reputation",
-)  # fmt: skip
+    "patient",
+    "journey",
+    "task",
+    "appointment",
+    "conversation",
+    "treatment",
+    "campaign",
+    "deposit",
+    "reputation",
+)
 
 
 def _crud(resource: str, *actions: str) -> set[str]:
@@ -38,13 +46,19 @@ def _crud(resource: str, *actions: str) -> set[str]:
 _ALL_CRM = set().union(*(_crud(r) for r in _CRM_RESOURCES))
 _READ_CRM = {f"{r}:read" for r in _CRM_RESOURCES}
 _ORG_ADMIN = {
-    "settings:read", "settings:update", "member:read", "member:update", "ads:manage", "webhook:manage",
-    "report:read", "dialer:use",
-}  # fmt: skip
+    "settings:read",
+    "settings:update",
+    "member:read",
+    "member:update",
+    "ads:manage",
+    "webhook:manage",
+    "report:read",
+    "dialer:use",
+}
 
 ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
-    OWNER: frozenset(_ALL_CRM | _ORG_ADMIN | {"patient:erase"}),
-    MANAGER: frozenset(_ALL_CRM | _ORG_ADMIN),
+    OWNER: frozenset(_ALL_CRM | _ORG_ADMIN | {"patient:erase", "patient:export"}),
+    MANAGER: frozenset(_ALL_CRM | _ORG_ADMIN | {"patient:export"}),
     FRONT_DESK: frozenset(
         _crud("patient", "read", "create", "update")
         | _crud("appointment")
@@ -62,7 +76,7 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
         | _crud("appointment", "read", "create", "update")
         | {"treatment:read", "campaign:read", "deposit:read", "settings:read", "member:read", "dialer:use"}
     ),
-    ANALYST: frozenset(_READ_CRM | {"report:read", "settings:read", "member:read"}),
+    ANALYST: frozenset(_READ_CRM | {"report:read", "settings:read", "member:read", "patient:export"}),
     DENTIST: frozenset({"member:read"}),
     HYGIENIST: frozenset({"member:read"}),
     NURSE: frozenset({"member:read"}),

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.contrib.auth import password_validation
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -40,7 +41,17 @@ def user_sign_up(*, email: str, password: str, name: str = "") -> User:
         raise EmailTaken() from None
 
 
+def _validated_email(email: str) -> str:
+    email = email.strip().lower()
+    try:
+        validate_email(email)
+    except DjangoValidationError:
+        raise ValidationFailed.for_field("email", "must be a valid e-mail address") from None
+    return email
+
+
 def user_get_or_create(*, email: str, password: str | None, name: str = "") -> tuple[User, bool]:
+    email = _validated_email(email)
     existing = User.objects.filter(email__iexact=email.strip()).first()
     if existing is not None:
         return existing, False

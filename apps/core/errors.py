@@ -5,7 +5,6 @@ so no HTML page and no stack trace ever reaches a client. A 500 carries an error
 """
 
 import logging
-import re
 import uuid
 from typing import Any
 
@@ -13,9 +12,10 @@ from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
-from djangorestframework_camel_case.util import camelize_re, underscore_to_camel
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
+
+from apps.core.naming import to_camel
 
 logger = logging.getLogger("apps.errors")
 
@@ -188,10 +188,7 @@ def server_error_body(exc: BaseException | None) -> tuple[dict[str, Any], str]:
 def _camel_fields(detail: Any) -> Any:
     """DRF error detail → {"fieldName": ["message", ...]} with camelCase keys at every depth."""
     if isinstance(detail, dict):
-        return {
-            re.sub(camelize_re, underscore_to_camel, str(k)) if k != "non_field_errors" else "body": _camel_fields(v)
-            for k, v in detail.items()
-        }
+        return {to_camel(str(k)) if k != "non_field_errors" else "body": _camel_fields(v) for k, v in detail.items()}
     if isinstance(detail, list):
         if all(not isinstance(item, (dict, list)) for item in detail):
             return [str(item) for item in detail]
@@ -199,14 +196,27 @@ def _camel_fields(detail: Any) -> Any:
     return [str(detail)]
 
 
+def _first_problem(fields: Any, path: str = "") -> tuple[str, str] | None:
+    """The first (dotted.field.path, message) in a nested fields tree, for a readable top-level message."""
+    if isinstance(fields, dict):
+        for name, value in fields.items():
+            found = _first_problem(value, f"{path}.{name}" if path else str(name))
+            if found:
+                return found
+    elif isinstance(fields, list):
+        for index, value in enumerate(fields):
+            if isinstance(value, str):
+                return path, value
+            found = _first_problem(value, f"{path}[{index}]")
+            if found:
+                return found
+    return None
+
+
 def _validation_error(detail: Any) -> ApiError:
     fields = _camel_fields(detail if isinstance(detail, dict) else {"body": detail})
-    first = next(iter(fields.items()), None)
-    message = "The request is invalid."
-    if first:
-        name, problems = first
-        text = problems[0] if isinstance(problems, list) and problems and isinstance(problems[0], str) else "invalid"
-        message = f"{name}: {text}"
+    first = _first_problem(fields)
+    message = f"{first[0]}: {first[1]}" if first else "The request is invalid."
     return ValidationFailed(message, details={"fields": fields})
 
 
@@ -221,6 +231,8 @@ def to_api_error(exc: BaseException) -> ApiError | None:
     if isinstance(exc, (drf_exceptions.NotAuthenticated, drf_exceptions.AuthenticationFailed)):
         return NotAuthenticated(str(exc.detail) if exc.detail else None)
     if isinstance(exc, drf_exceptions.PermissionDenied):
+        if str(exc.detail).startswith("CSRF Failed"):
+            return PermissionDenied(str(exc.detail), code="CSRF_FAILED")
         return PermissionDenied(str(exc.detail))
     if isinstance(exc, (drf_exceptions.NotFound, Http404)):
         return NotFound()

@@ -24,6 +24,18 @@ class TenantManager(models.Manager.from_queryset(TenantQuerySet)):
             raise TenantScopeRequired(f"{self.model.__name__}: organization is required")
         return super().get_queryset().filter(organization_id=organization_id)
 
+    # Inserts name their organization on every row, so they need no scope of their own.
+    def create(self, **fields):
+        if fields.get("organization") is None and fields.get("organization_id") is None:
+            raise TenantScopeRequired(f"{self.model.__name__}: a new row needs its organization")
+        return super().get_queryset().create(**fields)
+
+    def bulk_create(self, objs, **kwargs):
+        objs = list(objs)
+        if any(obj.organization_id is None for obj in objs):
+            raise TenantScopeRequired(f"{self.model.__name__}: every new row needs its organization")
+        return super().get_queryset().bulk_create(objs, **kwargs)
+
     def unscoped(self) -> TenantQuerySet:
         return super().get_queryset()
 

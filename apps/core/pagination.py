@@ -1,5 +1,6 @@
 """Cursor paging for newest-first feeds: {items, nextCursor}; nextCursor is null on the last page."""
 
+from django.utils.dateparse import parse_datetime
 from rest_framework.pagination import CursorPagination
 
 from apps.core.errors import ValidationFailed
@@ -22,7 +23,11 @@ class NewestFirstCursorPagination(CursorPagination):
 
     def decode_cursor(self, request):
         try:
-            return super().decode_cursor(request)
+            cursor = super().decode_cursor(request)
+            # A cursor is ours only if its position is a timestamp of the ordering field.
+            if cursor is not None and cursor.position is not None and parse_datetime(cursor.position) is None:
+                raise ValueError("position is not a timestamp")
+            return cursor
         except Exception:
             raise ValidationFailed.for_field("cursor", "is not a cursor this list issued") from None
 

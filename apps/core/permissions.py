@@ -14,10 +14,24 @@ AUTHENTICATED = "authenticated"
 # Scope area of account-wide routes: OAuth tokens need the coarse read/write scope there.
 ACCOUNT_AREA = "account"
 
-SCOPE_AREAS = frozenset({
-    "patients", "appointments", "journeys", "tasks", "conversations", "treatments", "campaigns", "deposits",
-    "reputation", "reports", "webhooks", "settings", "dialer", ACCOUNT_AREA,
-})  # fmt: skip
+SCOPE_AREAS = frozenset(
+    {
+        "patients",
+        "appointments",
+        "journeys",
+        "tasks",
+        "conversations",
+        "treatments",
+        "campaigns",
+        "deposits",
+        "reputation",
+        "reports",
+        "webhooks",
+        "settings",
+        "dialer",
+        ACCOUNT_AREA,
+    }
+)
 
 
 def declared_permission(view, method: str) -> str | None:

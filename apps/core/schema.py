@@ -5,9 +5,7 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
-from apps.core.uuids import UUID_PATTERN
-
-UUID_SCHEMA = {"type": "string", "format": "uuid", "pattern": UUID_PATTERN}
+from apps.core.fields import UUID_SCHEMA
 
 
 class ApiErrorSerializer(serializers.Serializer):

@@ -5,9 +5,10 @@ Subclasses declare `permission`, `scope_area` (or `public = True`), optional `br
 organization themselves.
 """
 
+from djangorestframework_camel_case.util import underscoreize
 from rest_framework.views import APIView
 
-from apps.core.errors import NoOrganization, ValidationFailed
+from apps.core.errors import NoOrganization, NotFound, ValidationFailed
 from apps.core.limits import API_CREDENTIAL_LIMIT
 from apps.core.uuids import InvalidUuid
 
@@ -70,6 +71,32 @@ class BaseApiView(APIView):
     @property
     def organization(self):
         return self.membership.organization
+
+    # --- tenant-scoped reads and validated input ---------------------------------------------------------------
+    def get_tenant_object(self, model, pk, *, queryset=None):
+        """The record with this id in the request's practice; any other (or none) is the same 404."""
+        queryset = queryset if queryset is not None else model.objects.for_org(self.organization)
+        record = queryset.filter(pk=pk).first()
+        if record is None:
+            raise NotFound(f"No such {model._meta.verbose_name}.")
+        return record
+
+    def serializer_context(self) -> dict:
+        return {"request": self.request, "view": self, "organization": self.organization}
+
+    def parse_body(self, serializer_class, *, partial: bool = False, instance=None):
+        serializer = serializer_class(
+            instance, data=self.request.data, partial=partial, context=self.serializer_context()
+        )
+        serializer.is_valid(raise_exception=True)
+        return serializer
+
+    def parse_query(self, serializer_class):
+        """Query parameters (camelCase on the wire) validated by a serializer; repeated names take the last."""
+        data = underscoreize(dict(self.request.query_params.items()))
+        serializer = serializer_class(data=data, context=self.serializer_context())
+        serializer.is_valid(raise_exception=True)
+        return serializer
 
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)

@@ -42,17 +42,57 @@ class Actor:
 
 
 # Keys whose value is free text or a payload of its own (compared after lower-casing and dropping _ - .).
-_FORBIDDEN_KEYS = frozenset({
-    "note", "notes", "body", "message", "messages", "text", "content", "html", "review", "reviews", "feedback",
-    "comment", "comments", "transcript", "raw", "rawpayload", "payload", "attachment", "attachments", "file",
-    "files", "recording",
-})  # fmt: skip
+_FORBIDDEN_KEYS = frozenset(
+    {
+        "note",
+        "notes",
+        "body",
+        "message",
+        "messages",
+        "text",
+        "content",
+        "html",
+        "review",
+        "reviews",
+        "feedback",
+        "comment",
+        "comments",
+        "transcript",
+        "raw",
+        "rawpayload",
+        "payload",
+        "attachment",
+        "attachments",
+        "file",
+        "files",
+        "recording",
+    }
+)
 # Fragments that mark secrets, credentials, OAuth data, capability URLs and payment-provider identifiers.
 _FORBIDDEN_FRAGMENTS = (
-    "medicalalert", "token", "secret", "password", "passcode", "credential", "apikey", "oauth", "authorization",
-    "cookie", "signature", "url", "uri", "href", "stripe", "paymentintent", "paymentmethod", "chargeid",
-    "providerpayment", "provideraccount", "providercustomer", "connectedaccount",
-)  # fmt: skip
+    "medicalalert",
+    "token",
+    "secret",
+    "password",
+    "passcode",
+    "credential",
+    "apikey",
+    "oauth",
+    "authorization",
+    "cookie",
+    "signature",
+    "url",
+    "uri",
+    "href",
+    "stripe",
+    "paymentintent",
+    "paymentmethod",
+    "chargeid",
+    "providerpayment",
+    "provideraccount",
+    "providercustomer",
+    "connectedaccount",
+)
 _FORBIDDEN_VALUE = re.compile(
     r"^(?:https?://|svc_(?:oat|ort|key)_|eyJ[\w-]+\.[\w-]+\."
     r"|(?:pi|ch|cus|acct|pm|seti|re|py|src|tok|sk|pk|rk|whsec|in|sub|txn)_[A-Za-z0-9]{8,})",
@@ -101,6 +141,52 @@ def envelope_bytes(event: Event) -> bytes:
     return json.dumps(envelope(event), cls=DjangoJSONEncoder, separators=(",", ":")).encode()
 
 
+def _build_event(
+    *,
+    organization,
+    type: str,
+    subject_type: str,
+    subject_id,
+    actor: Actor,
+    data: dict[str, Any] | None,
+    action: str | None,
+    changed_fields,
+    idempotency_key: str | None = None,
+) -> Event:
+    """A checked, unsaved event: catalogue type, actor kind, payload guard and the 64 KiB envelope cap."""
+    if type not in EVENT_TYPE_SET:
+        raise EventRejected(f"{type!r} is not in the event catalogue")
+    if actor.type not in ACTOR_TYPES:
+        raise EventRejected(f"actor type {actor.type!r} is not one of {sorted(ACTOR_TYPES)}")
+    payload = dict(data or {})
+    if action is not None:
+        payload["action"] = action
+    if changed_fields is not None:
+        payload["changedFields"] = list(changed_fields)
+    check_payload(payload)
+    event = Event(
+        id=uuid.uuid4(),
+        organization_id=getattr(organization, "pk", organization),
+        type=type,
+        subject_type=subject_type,
+        subject_id=str(subject_id),
+        actor_type=actor.type,
+        actor_id=str(actor.id),
+        data=payload,
+        idempotency_key=idempotency_key,
+        # createdAt has a fixed width, so measuring with this timestamp is exact.
+        created_at=timezone.now(),
+    )
+    if len(envelope_bytes(event)) > MAX_PAYLOAD_BYTES:
+        raise EventRejected(f"the event envelope is over {MAX_PAYLOAD_BYTES} bytes")
+    return event
+
+
+def _require_transaction() -> None:
+    if not connection.in_atomic_block:
+        raise EventRejected("events must be recorded inside the transaction that makes the change")
+
+
 def emit(
     *,
     organization,
@@ -119,35 +205,18 @@ def emit(
     data.changedFields. With `idempotency_key`, the same key in the same practice yields the same logical event
     (a provider retry or queue redelivery creates nothing new).
     """
-    if not connection.in_atomic_block:
-        raise EventRejected("emit() must run inside the transaction that makes the change")
-    if type not in EVENT_TYPE_SET:
-        raise EventRejected(f"{type!r} is not in the event catalogue")
-    if actor.type not in ACTOR_TYPES:
-        raise EventRejected(f"actor type {actor.type!r} is not one of {sorted(ACTOR_TYPES)}")
-    payload = dict(data or {})
-    if action is not None:
-        payload["action"] = action
-    if changed_fields is not None:
-        payload["changedFields"] = list(changed_fields)
-    check_payload(payload)
-
-    event = Event(
-        id=uuid.uuid4(),
-        organization_id=getattr(organization, "pk", organization),
+    _require_transaction()
+    event = _build_event(
+        organization=organization,
         type=type,
         subject_type=subject_type,
-        subject_id=str(subject_id),
-        actor_type=actor.type,
-        actor_id=str(actor.id),
-        data=payload,
+        subject_id=subject_id,
+        actor=actor,
+        data=data,
+        action=action,
+        changed_fields=changed_fields,
         idempotency_key=idempotency_key,
     )
-    # Measure the envelope as it will be sent (createdAt has a fixed width, so this timestamp measures exactly).
-    event.created_at = timezone.now()
-    if len(envelope_bytes(event)) > MAX_PAYLOAD_BYTES:
-        raise EventRejected(f"the event envelope is over {MAX_PAYLOAD_BYTES} bytes")
-
     if idempotency_key is None:
         event.save(force_insert=True)
         return event
@@ -161,3 +230,33 @@ def emit(
         # A concurrent emitter won the key: its event is the logical one.
         return Event.objects.for_org(event.organization_id).get(idempotency_key=idempotency_key)
     return event
+
+
+@dataclass(frozen=True)
+class PendingEvent:
+    type: str
+    subject_type: str
+    subject_id: object
+    data: dict[str, Any] | None = None
+    action: str | None = None
+    changed_fields: tuple[str, ...] | None = None
+
+
+def emit_many(*, organization, actor: Actor, events: list[PendingEvent]) -> int:
+    """Record many events (one per patient of a bulk operation) in one INSERT, with the same rules as emit()."""
+    _require_transaction()
+    rows = [
+        _build_event(
+            organization=organization,
+            type=pending.type,
+            subject_type=pending.subject_type,
+            subject_id=pending.subject_id,
+            actor=actor,
+            data=pending.data,
+            action=pending.action,
+            changed_fields=pending.changed_fields,
+        )
+        for pending in events
+    ]
+    Event.objects.bulk_create(rows)
+    return len(rows)

@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "apps.core",
     "apps.accounts",
     "apps.events",
+    "apps.patients",
 ]
 
 MIDDLEWARE = [
@@ -94,6 +95,10 @@ DATABASES = {
     )
 }
 DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = 3
+# Typo-tolerant patient search: a query matches when its trigrams resemble a stretch of the search document
+# this much (pg_trgm's default of 0.6 misses a single typo in a short name).
+SVC_SEARCH_WORD_SIMILARITY = 0.3
+DATABASES["default"]["OPTIONS"]["options"] = f"-c pg_trgm.word_similarity_threshold={SVC_SEARCH_WORD_SIMILARITY}"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -108,6 +113,7 @@ CACHES = {
 
 AUTH_USER_MODEL = "accounts.User"
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
@@ -180,6 +186,13 @@ SPECTACULAR_SETTINGS = {
         {"name": "user", "description": "The signed-in person's own account (browser session only)."},
         {"name": "organization", "description": "Practices the caller belongs to (browser session only)."},
         {"name": "health", "description": "Liveness and readiness probes."},
+        {
+            "name": "patients",
+            "description": "Patients and leads: list, search, export, bulk operations, archive, "
+            "merge, erasure, tags and the timeline.",
+        },
+        {"name": "marketing-consent", "description": "Per-channel marketing consent with evidence."},
+        {"name": "saved-views", "description": "Named patient list configurations, private or shared."},
     ],
 }
 

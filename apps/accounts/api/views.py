@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from apps.accounts import selectors, services
 from apps.accounts.api import serializers as s
 from apps.accounts.errors import InvalidCredentials
-from apps.core.errors import UpgradeRequired
+from apps.core.errors import OrganizationAmbiguous, UpgradeRequired
 from apps.core.limits import MinuteWindowLimit
 from apps.core.pagination import NewestFirstCursorPagination
 from apps.core.permissions import ACCOUNT_AREA, AUTHENTICATED
@@ -179,7 +179,12 @@ class MeView(BaseApiView):
     )
     def get(self, request):
         check_mobile_floor(request)
-        body = selectors.auth_me(user=request.user, credential=request.auth, choice=self.organization_choice(request))
+        try:
+            choice = self.organization_choice(request)
+        except OrganizationAmbiguous:
+            # The identity route answers for a caller in several practices: no practice chosen yet.
+            choice = self._choice = selectors.OrganizationChoice(None, None)
+        body = selectors.auth_me(user=request.user, credential=request.auth, choice=choice)
         return Response(s.MeOutput(body).data)
 
 

@@ -1,0 +1,59 @@
+"""Serializer fields shared by every area: the spec's UUID pattern, and ids resolved inside the request's practice."""
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from apps.core.uuids import UUID_PATTERN, parse_uuid
+
+UUID_SCHEMA = {"type": "string", "format": "uuid", "pattern": UUID_PATTERN}
+
+
+@extend_schema_field(UUID_SCHEMA)
+class StrictUUIDField(serializers.Field):
+    """A UUID in the canonical 8-4-4-4-12 form, versions 1 to 8, or the all-zero / all-f forms."""
+
+    default_error_messages = {"invalid": "must be a UUID", "type": "must be a UUID string"}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("type")
+        parsed = parse_uuid(data)
+        if parsed is None:
+            self.fail("invalid")
+        return parsed
+
+    def to_representation(self, value):
+        return str(value)
+
+
+@extend_schema_field(UUID_SCHEMA)
+class TenantRelatedField(serializers.Field):
+    """An id that must name a record of the request's practice (context["organization"]).
+
+    Another practice's id is indistinguishable from an unknown one: 400 "does not exist", never the record.
+    """
+
+    default_error_messages = {
+        "invalid": "must be a UUID",
+        "does_not_exist": "does not exist in this practice",
+        "archived": "is archived",
+    }
+
+    def __init__(self, model, *, allow_archived: bool = True, **kwargs):
+        self.model, self.allow_archived = model, allow_archived
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        parsed = parse_uuid(data) if isinstance(data, str) else None
+        if parsed is None:
+            self.fail("invalid")
+        organization = self.context["organization"]
+        record = self.model.objects.for_org(organization).filter(id=parsed).first()
+        if record is None:
+            self.fail("does_not_exist")
+        if not self.allow_archived and getattr(record, "archived_at", None) is not None:
+            self.fail("archived")
+        return record
+
+    def to_representation(self, value):
+        return str(value.pk if hasattr(value, "pk") else value)

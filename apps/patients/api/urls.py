@@ -1,0 +1,22 @@
+from django.urls import path
+
+from apps.patients.api import views
+
+urlpatterns = [
+    path("patients", views.PatientListView.as_view()),
+    path("patients/export", views.PatientExportView.as_view()),
+    path("patients/bulk/tags", views.BulkTagsView.as_view()),
+    path("patients/bulk/location", views.BulkLocationView.as_view()),
+    path("patients/bulk/archive", views.BulkArchiveView.as_view()),
+    path("patients/<uuid_param:patient_id>", views.PatientView.as_view()),
+    path("patients/<uuid_param:patient_id>/archive", views.PatientArchiveView.as_view()),
+    path("patients/<uuid_param:patient_id>/unarchive", views.PatientUnarchiveView.as_view()),
+    path("patients/<uuid_param:patient_id>/merge", views.PatientMergeView.as_view()),
+    path("patients/<uuid_param:patient_id>/contact-attempts", views.PatientContactAttemptView.as_view()),
+    path("patients/<uuid_param:patient_id>/timeline", views.PatientTimelineView.as_view()),
+    path("patients/<uuid_param:patient_id>/marketing-consent", views.MarketingConsentView.as_view()),
+    path("tags", views.TagListView.as_view()),
+    path("tags/<uuid_param:tag_id>", views.TagView.as_view()),
+    path("saved-views", views.SavedViewListView.as_view()),
+    path("saved-views/<uuid_param:view_id>", views.SavedViewView.as_view()),
+]

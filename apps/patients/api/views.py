@@ -1,0 +1,562 @@
+"""Patients routes: thin views that parse, call one selector or service, and render."""
+
+import csv
+from collections.abc import Iterator
+
+from asgiref.sync import sync_to_async
+from django.contrib.postgres.aggregates import StringAgg
+from django.core.handlers.asgi import ASGIRequest
+from django.db.models import OuterRef, Subquery
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
+
+from apps.accounts.roles import role_has_permission
+from apps.core.errors import PermissionDenied
+from apps.core.naming import to_snake
+from apps.core.pagination import NewestFirstCursorPagination
+from apps.core.views import BaseApiView
+from apps.patients import selectors, services
+from apps.patients.api import serializers as s
+from apps.patients.errors import ExportTooLarge
+from apps.patients.models import Location, Patient, PatientTag, SavedView, Tag
+
+TAGS = ["patients"]
+
+
+class PatientsView(BaseApiView):
+    scope_area = "patients"
+
+
+class TimelinePagination(NewestFirstCursorPagination):
+    page_size = 20
+
+
+# --- list, create, export -------------------------------------------------------------------------------------
+
+
+class PatientListView(PatientsView):
+    permission = {"GET": "patient:read", "POST": "patient:create"}
+
+    @extend_schema(
+        tags=TAGS,
+        parameters=[s.PatientListQuerySerializer],
+        responses={200: s.PatientPageSerializer},
+        summary="List patients: filters, typo-tolerant search (q), sort, offset paging",
+        description="Archived patients are left out unless includeArchived=true or status=archived; merged records "
+        "never appear (read them by id). sort=relevance ranks by trigram similarity to q and needs q. "
+        "filters is URL-encoded JSON of PatientFilters (at most 4000 characters), keys ANDed.",
+    )
+    def get(self, request):
+        query = self.parse_query(s.PatientListQuerySerializer)
+        data = query.validated_data
+        embed_tags = data.get("embed") == "tags"
+        rows, total = selectors.patient_page(
+            organization=self.organization,
+            query=query.to_query(),
+            limit=data["limit"],
+            offset=data["offset"],
+            embed_tags=embed_tags,
+        )
+        items = s.PatientListItemSerializer(rows, many=True, context={"embed_tags": embed_tags}).data
+        return Response({"items": items, "total": total, "limit": data["limit"], "offset": data["offset"]})
+
+    @extend_schema(
+        tags=TAGS,
+        request=s.PatientCreateSerializer,
+        responses={201: s.PatientSerializer},
+        summary="Create a patient (firstName and one of email or phoneMobile required)",
+    )
+    def post(self, request):
+        body = self.parse_body(s.PatientCreateSerializer)
+        patient = services.patient_create(organization=self.organization, user=request.user, data=body.validated_data)
+        patient = selectors.patient_get(organization=self.organization, patient_id=patient.id)
+        return Response(s.PatientSerializer(patient).data, status=201)
+
+
+class _Echo:
+    def write(self, value):
+        return value
+
+
+def _neutralise(value) -> str:
+    """CSV-injection safe: a cell a spreadsheet would run as a formula is prefixed with an apostrophe."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = value.isoformat() if hasattr(value, "isoformat") else str(value)
+    if text and text[0] in "=+-@\t\r":
+        return "'" + text
+    return text
+
+
+EXPORT_SOURCES = {
+    "locationId": "location_id",
+    "leadSourceId": "lead_source_id",
+    "tags": "tag_names",
+}
+
+
+class PatientExportView(PatientsView):
+    permission = "patient:export"
+
+    def perform_content_negotiation(self, request, force=False):
+        # Success is text/csv (streamed below); errors are always the JSON envelope.
+        return JSONRenderer(), JSONRenderer.media_type
+
+    @extend_schema(
+        tags=TAGS,
+        parameters=[s.PatientExportQuerySerializer],
+        responses={(200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="CSV, header row first.")},
+        summary="Export patients as CSV (the list's filters, columns and ids; at most 10000 rows)",
+        description="Streams from a server-side cursor. Over 10000 matching rows answers EXPORT_TOO_LARGE before "
+        "any row is sent. Cells starting with = + - @ are prefixed with an apostrophe (CSV injection). Notes and "
+        "medical alerts are never exported.",
+    )
+    def get(self, request):
+        query = self.parse_query(s.PatientExportQuerySerializer)
+        columns = query.validated_data.get("columns") or s.DEFAULT_EXPORT_COLUMNS
+        matching = selectors.patient_filtered(
+            organization=self.organization, query=query.to_query(ids=query.validated_data.get("ids"))
+        )
+        if matching.order_by()[: s.EXPORT_ROW_CAP + 1].count() > s.EXPORT_ROW_CAP:
+            raise ExportTooLarge(details={"maxRows": s.EXPORT_ROW_CAP})
+        rows = selectors.patient_ordered(matching, query.to_query())
+        if "tags" in columns:
+            names = (
+                PatientTag.objects.unscoped()
+                .filter(patient_id=OuterRef("id"))
+                .values("patient_id")
+                .annotate(names=StringAgg("tag__name", delimiter=";", order_by="tag__name"))
+                .values("names")
+            )
+            rows = rows.annotate(tag_names=Subquery(names))
+        sources = [EXPORT_SOURCES.get(c, to_snake(c)) for c in columns]
+        values = rows.values_list(*sources)
+
+        def lines() -> Iterator[str]:
+            writer = csv.writer(_Echo())
+            yield writer.writerow(columns)
+            batch = []
+            for row in values.iterator(chunk_size=1000):
+                batch.append(writer.writerow([_neutralise(v) for v in row]))
+                if len(batch) == 500:
+                    yield "".join(batch)
+                    batch = []
+            if batch:
+                yield "".join(batch)
+
+        content = lines()
+        if isinstance(request._request, ASGIRequest):
+            content = _async_chunks(content)
+        response = StreamingHttpResponse(content, content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = 'attachment; filename="patients.csv"'
+        return response
+
+
+async def _async_chunks(chunks: Iterator[str]):
+    """Under ASGI pull one chunk at a time on the request's sync thread, so the server-side cursor stays open
+    and memory stays flat (Django would otherwise read a sync iterator whole)."""
+    while True:
+        chunk = await sync_to_async(next, thread_sensitive=True)(chunks, None)
+        if chunk is None:
+            return
+        yield chunk
+
+
+# --- one patient ---------------------------------------------------------------------------------------------
+
+
+class PatientView(PatientsView):
+    permission = {"GET": "patient:read", "PATCH": "patient:update", "DELETE": "patient:erase"}
+    error_statuses = ("409",)
+
+    def patient(self, patient_id) -> Patient:
+        return self.get_tenant_object(
+            Patient, patient_id, queryset=selectors.with_tags(Patient.objects.for_org(self.organization))
+        )
+
+    @extend_schema(
+        tags=TAGS,
+        parameters=[s.PatientDetailQuerySerializer],
+        responses={200: s.PatientDetailSerializer},
+        summary="Read one patient, optionally with timeline, journeys, touches, pms, deposits, referral, marketing",
+    )
+    def get(self, request, patient_id):
+        query = self.parse_query(s.PatientDetailQuerySerializer)
+        patient = self.patient(patient_id)
+        embedded = {}
+        for name in query.validated_data.get("embed") or ():
+            embedded[name] = self._embed(name, patient)
+        return Response(s.PatientDetailSerializer(patient, context={"embedded": embedded}).data)
+
+    def _embed(self, name: str, patient: Patient):
+        if name == "timeline":
+            paginator = TimelinePagination()
+            page = paginator.paginate_queryset(
+                selectors.timeline(organization=self.organization, patient=patient), self.request, view=self
+            )
+            return {
+                "items": s.ActivitySerializer(page, many=True).data,
+                "next_cursor": paginator.get_next_cursor_token(),
+            }
+        if name == "marketing":
+            return _marketing_summary(self.organization, patient)
+        # Areas not built yet: journeys, touches and deposits answer empty lists; pms and referral null.
+        return [] if name in ("journeys", "touches", "deposits") else None
+
+    @extend_schema(
+        tags=TAGS,
+        request=s.PatientUpdateSerializer,
+        responses={200: s.PatientSerializer},
+        summary="Update any subset of a patient's fields, or its status",
+    )
+    def patch(self, request, patient_id):
+        patient = self.patient(patient_id)
+        body = self.parse_body(s.PatientUpdateSerializer, partial=True)
+        services.patient_update(
+            organization=self.organization, user=request.user, patient=patient, data=body.validated_data
+        )
+        return Response(s.PatientSerializer(self.patient(patient_id)).data)
+
+    @extend_schema(
+        tags=TAGS,
+        responses={200: s.ErasureResultSerializer},
+        summary="Erase a patient (right to erasure; owner only)",
+        description="Deletes the patient, every record merged into it and everything hanging off them (timeline, "
+        "tags, consents, and what later areas register) in one transaction. recordingsScheduled counts stored "
+        "call recordings scheduled for deletion.",
+    )
+    def delete(self, request, patient_id):
+        patient = self.patient(patient_id)
+        scheduled = services.patient_erase(organization=self.organization, patient=patient)
+        return Response({"ok": True, "recordings_scheduled": scheduled})
+
+
+class PatientActionView(PatientsView):
+    error_statuses = ("409",)
+
+    def patient(self, patient_id) -> Patient:
+        return self.get_tenant_object(Patient, patient_id)
+
+    def respond(self, patient: Patient) -> Response:
+        return Response(
+            s.PatientSerializer(selectors.patient_get(organization=self.organization, patient_id=patient.id)).data
+        )
+
+
+class PatientArchiveView(PatientActionView):
+    permission = "patient:update"
+
+    @extend_schema(
+        tags=TAGS,
+        request=s.ArchiveSerializer,
+        responses={200: s.PatientSerializer},
+        summary="Archive a patient (a lead under five contact attempts needs a reason)",
+        description="Repeating is harmless. The reason is kept on the timeline, never in events.",
+    )
+    def post(self, request, patient_id):
+        patient = self.patient(patient_id)
+        body = self.parse_body(s.ArchiveSerializer)
+        patient = services.patient_archive(
+            organization=self.organization, user=request.user, patient=patient, reason=body.validated_data.get("reason")
+        )
+        return self.respond(patient)
+
+
+class PatientUnarchiveView(PatientActionView):
+    permission = "patient:update"
+
+    @extend_schema(
+        tags=TAGS,
+        request=None,
+        responses={200: s.PatientSerializer},
+        summary="Unarchive a patient (restores the status it had before archiving)",
+    )
+    def post(self, request, patient_id):
+        patient = services.patient_unarchive(
+            organization=self.organization, user=request.user, patient=self.patient(patient_id)
+        )
+        return self.respond(patient)
+
+
+class PatientMergeView(PatientActionView):
+    permission = "patient:delete"
+
+    @extend_schema(
+        tags=TAGS,
+        request=s.MergeSerializer,
+        responses={200: s.PatientSerializer},
+        summary="Merge a duplicate into this patient (this one survives)",
+        description="The survivor keeps its values and gains those it lacks; tags are unioned, opt-outs kept, "
+        "contact attempts added, timeline and consents moved over. The duplicate then reports mergedIntoPatientId "
+        "and refuses changes (409 PATIENT_MERGED).",
+    )
+    def post(self, request, patient_id):
+        survivor = self.patient(patient_id)
+        body = self.parse_body(s.MergeSerializer)
+        duplicate = self.get_tenant_object(Patient, body.validated_data["duplicate_patient_id"])
+        patient = services.patient_merge(
+            organization=self.organization, user=request.user, survivor=survivor, duplicate=duplicate
+        )
+        return self.respond(patient)
+
+
+class PatientContactAttemptView(PatientActionView):
+    permission = "patient:update"
+
+    @extend_schema(
+        tags=TAGS,
+        request=s.ContactAttemptSerializer,
+        responses={200: s.PatientSerializer},
+        summary="Log a call or message attempt (counts towards the archive rule)",
+    )
+    def post(self, request, patient_id):
+        body = self.parse_body(s.ContactAttemptSerializer)
+        patient = services.patient_record_contact_attempt(
+            organization=self.organization, user=request.user, patient=self.patient(patient_id), **body.validated_data
+        )
+        return self.respond(patient)
+
+
+class PatientTimelineView(PatientActionView):
+    permission = "patient:read"
+    pagination_class = TimelinePagination
+
+    @extend_schema(
+        tags=TAGS, responses={200: s.ActivitySerializer(many=True)}, summary="A patient's timeline, newest first"
+    )
+    def get(self, request, patient_id):
+        patient = self.patient(patient_id)
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(
+            selectors.timeline(organization=self.organization, patient=patient), request, view=self
+        )
+        return Response(paginator.get_paginated_response_data(s.ActivitySerializer(page, many=True).data))
+
+
+# --- marketing consent --------------------------------------------------------------------------------------
+
+
+def _marketing_summary(organization, patient: Patient) -> dict:
+    return {
+        "current": s.ConsentSerializer(
+            selectors.consents_current(organization=organization, patient=patient), many=True
+        ).data,
+        "sms_opt_out": patient.sms_opt_out,
+        "email_opt_out": patient.email_opt_out,
+        "whatsapp_opt_out": patient.whatsapp_opt_out,
+    }
+
+
+class MarketingConsentView(PatientActionView):
+    permission = {"GET": "patient:read", "POST": "patient:update"}
+
+    @extend_schema(
+        tags=["marketing-consent"],
+        responses={200: s.ConsentHistorySerializer},
+        summary="A patient's marketing consent: current state per channel and history",
+    )
+    def get(self, request, patient_id):
+        patient = self.patient(patient_id)
+        history = selectors.consent_history(organization=self.organization, patient=patient)
+        body = _marketing_summary(self.organization, patient) | {
+            "history": s.ConsentSerializer(history, many=True).data
+        }
+        return Response(body)
+
+    @extend_schema(
+        tags=["marketing-consent"],
+        request=s.ConsentWriteSerializer,
+        responses={201: s.ConsentSerializer},
+        summary="Record a consent change for one channel (feeds the opt-out flags)",
+    )
+    def post(self, request, patient_id):
+        patient = self.patient(patient_id)
+        body = self.parse_body(s.ConsentWriteSerializer)
+        consent = services.consent_record(
+            organization=self.organization, user=request.user, patient=patient, **body.validated_data
+        )
+        return Response(s.ConsentSerializer(consent).data, status=201)
+
+
+# --- bulk ------------------------------------------------------------------------------------------------------
+
+
+class BulkTagsView(PatientsView):
+    permission = "patient:update"
+
+    @extend_schema(
+        tags=TAGS,
+        request=s.BulkTagsSerializer,
+        responses={200: s.BulkResultSerializer},
+        summary="Add and remove tags on up to 500 patients (idempotent per pair)",
+    )
+    def post(self, request):
+        data = self.parse_body(s.BulkTagsSerializer).validated_data
+        result = services.patients_bulk_tags(
+            organization=self.organization,
+            user=request.user,
+            patient_ids=data["patient_ids"],
+            add_tag_ids=data.get("add_tag_ids") or [],
+            remove_tag_ids=data.get("remove_tag_ids") or [],
+        )
+        return Response(s.BulkResultSerializer(result).data)
+
+
+class BulkLocationView(PatientsView):
+    permission = "patient:update"
+
+    @extend_schema(
+        tags=TAGS,
+        request=s.BulkLocationSerializer,
+        responses={200: s.BulkResultSerializer},
+        summary="Set (or clear) the location of up to 500 patients",
+    )
+    def post(self, request):
+        data = self.parse_body(s.BulkLocationSerializer).validated_data
+        location = None
+        if data["location_id"] is not None:
+            location = self.get_tenant_object(Location, data["location_id"])
+        result = services.patients_bulk_location(
+            organization=self.organization, user=request.user, patient_ids=data["patient_ids"], location=location
+        )
+        return Response(s.BulkResultSerializer(result).data)
+
+
+class BulkArchiveView(PatientsView):
+    permission = "patient:delete"
+    error_statuses = ("409",)
+
+    @extend_schema(
+        tags=TAGS,
+        request=s.BulkArchiveSerializer,
+        responses={200: s.BulkResultSerializer},
+        summary="Archive up to 500 patients (all or nothing on ARCHIVE_REASON_REQUIRED)",
+    )
+    def post(self, request):
+        data = self.parse_body(s.BulkArchiveSerializer).validated_data
+        result = services.patients_bulk_archive(
+            organization=self.organization,
+            user=request.user,
+            patient_ids=data["patient_ids"],
+            reason=data.get("reason"),
+        )
+        return Response(s.BulkResultSerializer(result).data)
+
+
+# --- tags ------------------------------------------------------------------------------------------------------
+
+
+class TagListView(PatientsView):
+    permission = {"GET": "patient:read", "POST": "patient:update"}
+    error_statuses = ("409",)
+
+    @extend_schema(tags=TAGS, responses={200: s.TagListSerializer}, summary="The practice's patient tags")
+    def get(self, request):
+        tags = selectors.tag_list(organization=self.organization)
+        return Response({"items": s.TagSerializer(tags, many=True).data})
+
+    @extend_schema(tags=TAGS, request=s.TagWriteSerializer, responses={201: s.TagSerializer}, summary="Create a tag")
+    def post(self, request):
+        data = self.parse_body(s.TagWriteSerializer).validated_data
+        return Response(s.TagSerializer(services.tag_create(organization=self.organization, **data)).data, status=201)
+
+
+class TagView(PatientsView):
+    permission = {"GET": "patient:read", "PATCH": "patient:update", "DELETE": "patient:update"}
+    error_statuses = ("409",)
+
+    @extend_schema(tags=TAGS, responses={200: s.TagSerializer}, summary="Read a tag")
+    def get(self, request, tag_id):
+        return Response(s.TagSerializer(self.get_tenant_object(Tag, tag_id)).data)
+
+    @extend_schema(
+        tags=TAGS,
+        request=s.TagWriteSerializer(partial=True),
+        responses={200: s.TagSerializer},
+        summary="Rename or recolour a tag",
+    )
+    def patch(self, request, tag_id):
+        tag = self.get_tenant_object(Tag, tag_id)
+        data = self.parse_body(s.TagWriteSerializer, partial=True).validated_data
+        return Response(s.TagSerializer(services.tag_update(organization=self.organization, tag=tag, data=data)).data)
+
+    @extend_schema(tags=TAGS, responses={204: None}, summary="Delete a tag (removes it from every patient)")
+    def delete(self, request, tag_id):
+        services.tag_delete(organization=self.organization, tag=self.get_tenant_object(Tag, tag_id))
+        return Response(status=204)
+
+
+# --- saved views -----------------------------------------------------------------------------------------------
+
+
+class SavedViewListView(PatientsView):
+    permission = "patient:read"
+    error_statuses = ("409",)
+
+    @extend_schema(
+        tags=["saved-views"],
+        responses={200: s.SavedViewListSerializer},
+        summary="Your saved views and the practice's shared ones",
+    )
+    def get(self, request):
+        views = selectors.saved_views_visible(organization=self.organization, user=request.user)
+        return Response({"items": s.SavedViewSerializer(views, many=True).data})
+
+    @extend_schema(
+        tags=["saved-views"],
+        request=s.SavedViewWriteSerializer,
+        responses={201: s.SavedViewSerializer},
+        summary="Save a patient list view (filters, sort, columns), private or shared",
+    )
+    def post(self, request):
+        data = self.parse_body(s.SavedViewWriteSerializer).validated_data
+        view = services.saved_view_create(organization=self.organization, user=request.user, data=data)
+        return Response(s.SavedViewSerializer(view).data, status=201)
+
+
+class SavedViewView(PatientsView):
+    permission = "patient:read"
+    error_statuses = ("409",)
+
+    def visible(self, view_id) -> SavedView:
+        return self.get_tenant_object(
+            SavedView,
+            view_id,
+            queryset=selectors.saved_views_visible(organization=self.organization, user=self.request.user),
+        )
+
+    def owned(self, view_id) -> SavedView:
+        view = self.visible(view_id)
+        if view.owner_id != self.request.user.pk:
+            raise PermissionDenied("Only the person who saved this view can change it.")
+        return view
+
+    @extend_schema(tags=["saved-views"], responses={200: s.SavedViewSerializer}, summary="Read a saved view")
+    def get(self, request, view_id):
+        return Response(s.SavedViewSerializer(self.visible(view_id)).data)
+
+    @extend_schema(
+        tags=["saved-views"],
+        request=s.SavedViewWriteSerializer(partial=True),
+        responses={200: s.SavedViewSerializer},
+        summary="Change your saved view",
+    )
+    def patch(self, request, view_id):
+        view = self.owned(view_id)
+        data = self.parse_body(s.SavedViewWriteSerializer, partial=True).validated_data
+        view = services.saved_view_update(organization=self.organization, view=view, data=data)
+        return Response(s.SavedViewSerializer(view).data)
+
+    @extend_schema(tags=["saved-views"], responses={204: None}, summary="Delete your saved view")
+    def delete(self, request, view_id):
+        view = self.visible(view_id)
+        may_moderate = view.shared and role_has_permission(self.membership.role, "settings:update")
+        if view.owner_id != request.user.pk and not may_moderate:
+            raise PermissionDenied("Only its owner (or a manager, for a shared view) can delete this view.")
+        services.saved_view_delete(organization=self.organization, view=view)
+        return Response(status=204)

@@ -1,0 +1,284 @@
+from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex, OpClass
+from django.db import models
+from django.db.models import F, Q, Value
+from django.db.models.functions import Coalesce, Concat, Lower
+
+from apps.core.models import TenantModel
+
+
+class Status(models.TextChoices):
+    ENQUIRY = "enquiry"
+    LEAD = "lead"
+    PATIENT = "patient"
+    INACTIVE = "inactive"
+    ARCHIVED = "archived"
+    DECEASED = "deceased"
+
+
+SETTABLE_STATUSES = (Status.ENQUIRY, Status.LEAD, Status.PATIENT, Status.INACTIVE, Status.DECEASED)
+
+
+class Gender(models.TextChoices):
+    MALE = "male"
+    FEMALE = "female"
+    OTHER = "other"
+    UNKNOWN = "unknown"
+
+
+class ContactMethod(models.TextChoices):
+    PHONE = "phone"
+    SMS = "sms"
+    EMAIL = "email"
+    WHATSAPP = "whatsapp"
+
+
+class NamedTenantRecord(TenantModel):
+    """A small practice-owned reference record (location, lead source, price list, practitioner)."""
+
+    name = models.CharField(max_length=200)
+    archived_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Location(NamedTenantRecord):
+    pass
+
+
+class LeadSource(NamedTenantRecord):
+    pass
+
+
+class PriceList(NamedTenantRecord):
+    pass
+
+
+class Practitioner(NamedTenantRecord):
+    class Kind(models.TextChoices):
+        DENTIST = "dentist"
+        HYGIENIST = "hygienist"
+        OTHER = "other"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.DENTIST)
+
+
+class Tag(TenantModel):
+    name = models.CharField(max_length=64)
+    color = models.CharField(max_length=7, blank=True, help_text="#rrggbb")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(F("organization"), Lower("name"), name="patients_tag_org_name_ci_unique")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _digits(field: str):
+    return models.Func(
+        Coalesce(F(field), Value("")), Value(r"[^0-9]"), Value(""), Value("g"), function="REGEXP_REPLACE"
+    )
+
+
+# Everything the typo-tolerant search looks at, lower-cased, phones reduced to digits. A stored generated column
+# (immutable expression), so the trigram index is on plain text and every write keeps it current.
+SEARCH_DOCUMENT = Lower(
+    Concat(
+        *[
+            part
+            for name in (
+                "first_name",
+                "last_name",
+                "preferred_name",
+                "email",
+                "fiscal_code",
+                "address_line1",
+                "city",
+                "postal_code",
+            )
+            for part in (Coalesce(F(name), Value("")), Value(" "))
+        ],
+        _digits("phone_mobile"),
+        Value(" "),
+        _digits("phone_other"),
+        output_field=models.TextField(),
+    )
+)
+
+
+class Patient(TenantModel):
+    location = models.ForeignKey(Location, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    title = models.CharField(max_length=40, null=True, blank=True)  # noqa: DJ001 (null clears, per the contract)
+    first_name = models.CharField(max_length=200)
+    last_name = models.CharField(max_length=200, blank=True, default="")
+    preferred_name = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001
+    ethnicity_code = models.CharField(max_length=16, null=True, blank=True)  # noqa: DJ001
+    date_of_birth = models.DateField(null=True, blank=True)
+    gender = models.CharField(max_length=8, choices=Gender.choices, null=True, blank=True)  # noqa: DJ001
+    fiscal_code = models.CharField(max_length=64, null=True, blank=True)  # noqa: DJ001
+    sts_opposition = models.BooleanField(default=False)
+    email = models.EmailField(max_length=254, null=True, blank=True)  # noqa: DJ001
+    phone_mobile = models.CharField(max_length=40, null=True, blank=True)  # noqa: DJ001
+    phone_other = models.CharField(max_length=40, null=True, blank=True)  # noqa: DJ001
+    address_line1 = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001
+    address_line2 = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001
+    city = models.CharField(max_length=120, null=True, blank=True)  # noqa: DJ001
+    province = models.CharField(max_length=120, null=True, blank=True)  # noqa: DJ001
+    postal_code = models.CharField(max_length=20, null=True, blank=True)  # noqa: DJ001
+    country = models.CharField(max_length=64, null=True, blank=True)  # noqa: DJ001
+    language = models.CharField(max_length=35, null=True, blank=True)  # noqa: DJ001
+    preferred_contact_method = models.CharField(  # noqa: DJ001
+        max_length=8, choices=ContactMethod.choices, null=True, blank=True
+    )
+    preferred_contact_time = models.CharField(max_length=100, null=True, blank=True)  # noqa: DJ001
+    sms_opt_out = models.BooleanField(default=False)
+    email_opt_out = models.BooleanField(default=False)
+    whatsapp_opt_out = models.BooleanField(default=False)
+    lead_source = models.ForeignKey(LeadSource, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    referred_by_patient = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    medical_alert = models.TextField(null=True, blank=True)  # noqa: DJ001
+    note = models.TextField(null=True, blank=True)  # noqa: DJ001
+    default_price_list = models.ForeignKey(
+        PriceList, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    dentist_practitioner = models.ForeignKey(
+        Practitioner, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    hygienist_practitioner = models.ForeignKey(
+        Practitioner, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    custom_fields = models.JSONField(default=dict, blank=True)
+
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.LEAD)
+    archived_at = models.DateTimeField(null=True, blank=True)
+    # The status to restore on unarchive.
+    status_before_archive = models.CharField(max_length=10, choices=Status.choices, blank=True, default="")
+    merged_into = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    merged_at = models.DateTimeField(null=True, blank=True)
+    contact_attempts = models.PositiveIntegerField(default=0)
+
+    tags = models.ManyToManyField(Tag, through="PatientTag", related_name="patients")
+
+    search_document = models.GeneratedField(
+        expression=SEARCH_DOCUMENT, output_field=models.TextField(), db_persist=True
+    )
+
+    class Meta:
+        indexes = [
+            models.Index(F("organization"), F("created_at").desc(), F("id").desc(), name="patients_org_created_idx"),
+            models.Index(F("organization"), F("updated_at").desc(), F("id").desc(), name="patients_org_updated_idx"),
+            models.Index(F("organization"), Lower("last_name"), F("id"), name="patients_org_last_name_idx"),
+            models.Index(fields=["organization", "status"], name="patients_org_status_idx"),
+            models.Index(fields=["organization", "email"], name="patients_org_email_idx"),
+            models.Index(fields=["organization", "lead_source"], name="patients_org_lead_source_idx"),
+            models.Index(fields=["organization", "location"], name="patients_org_location_idx"),
+            # Typo-tolerant search: organization (btree_gin) + trigrams of the search document in one GIN index.
+            GinIndex(
+                F("organization"),
+                OpClass(F("search_document"), name="gin_trgm_ops"),
+                name="patients_org_search_trgm_idx",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.first_name} {self.last_name}".strip()
+
+    @property
+    def is_merged(self) -> bool:
+        return self.merged_into_id is not None
+
+
+class PatientTag(TenantModel):
+    patient = models.ForeignKey(Patient, on_delete=models.CASCADE, related_name="tag_links")
+    tag = models.ForeignKey(Tag, on_delete=models.CASCADE, related_name="patient_links")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "patient", "tag"], name="patients_patienttag_unique")
+        ]
+        indexes = [models.Index(fields=["organization", "tag", "patient"], name="patients_tag_patient_idx")]
+
+
+class Activity(TenantModel):
+    """The patient timeline: what happened, newest first. Later areas add their own kinds."""
+
+    class Kind(models.TextChoices):
+        CREATED = "created"
+        ARCHIVED = "archived"
+        UNARCHIVED = "unarchived"
+        MERGED = "merged"
+        STATUS_CHANGED = "status_changed"
+        NOTE = "note"
+        CALL = "call"
+        MESSAGE = "message"
+        CONSENT = "consent"
+
+    patient = models.ForeignKey(Patient, on_delete=models.CASCADE, related_name="activities")
+    kind = models.CharField(max_length=32, choices=Kind.choices)
+    summary = models.TextField(blank=True, default="")
+    data = models.JSONField(default=dict, blank=True)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+
+    class Meta:
+        indexes = [
+            models.Index(
+                F("organization"), F("patient"), F("created_at").desc(), F("id").desc(), name="patients_activity_idx"
+            )
+        ]
+
+
+class MarketingConsent(TenantModel):
+    """One consent record per change: the latest per channel is the patient's current state."""
+
+    class Channel(models.TextChoices):
+        EMAIL = "email"
+        SMS = "sms"
+        WHATSAPP = "whatsapp"
+
+    class State(models.TextChoices):
+        GRANTED = "granted"
+        WITHDRAWN = "withdrawn"
+
+    patient = models.ForeignKey(Patient, on_delete=models.CASCADE, related_name="consents")
+    channel = models.CharField(max_length=16, choices=Channel.choices)
+    status = models.CharField(max_length=16, choices=State.choices)
+    source = models.CharField(max_length=64, help_text="Where the consent was given: form, phone, in_person, …")
+    evidence = models.TextField(blank=True, default="", help_text="What proves it: wording shown, form id, …")
+    recorded_at = models.DateTimeField()
+    recorded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+
+    class Meta:
+        indexes = [
+            models.Index(
+                F("organization"), F("patient"), F("channel"), F("recorded_at").desc(), name="patients_consent_idx"
+            )
+        ]
+
+
+class SavedView(TenantModel):
+    """A named list configuration: filters, sort and columns. Private to its owner unless shared."""
+
+    name = models.CharField(max_length=120)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    shared = models.BooleanField(default=False)
+    filters = models.JSONField(default=dict, blank=True)
+    sort = models.CharField(max_length=16, default="createdAt")
+    direction = models.CharField(max_length=4, default="desc")
+    columns = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["organization", "owner"], name="patients_savedview_owner_idx")]
+        constraints = [
+            models.UniqueConstraint(
+                F("organization"), F("owner"), Lower("name"), name="patients_savedview_owner_name_unique"
+            )
+        ]
+
+
+ACTIVE = Q(archived_at__isnull=True, merged_into__isnull=True)

@@ -1,0 +1,179 @@
+"""Reads of patients: the list with filters, typo-tolerant search and stable sorting; one record; the timeline."""
+
+import re
+from dataclasses import dataclass, field
+from uuid import UUID
+
+from django.contrib.postgres.search import TrigramWordSimilarity
+from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
+from django.db.models.functions import Lower
+
+from apps.patients.models import Activity, MarketingConsent, Patient, PatientTag, SavedView, Status, Tag
+
+# sort name on the wire → expression; every order ends with id in the same direction so pages are stable.
+SORTS = {
+    "createdAt": F("created_at"),
+    "updatedAt": F("updated_at"),
+    "lastName": Lower("last_name"),
+    "firstName": Lower("first_name"),
+    "status": F("status"),
+    "dateOfBirth": F("date_of_birth"),
+    "city": Lower("city"),
+    "email": Lower("email"),
+}
+RELEVANCE = "relevance"
+SORT_NAMES = (*SORTS, RELEVANCE)
+
+_NON_DIGITS = re.compile(r"\D")
+
+
+@dataclass(frozen=True)
+class PatientQuery:
+    """What a list or export asks for, already validated (api.serializers builds it)."""
+
+    q: str | None = None
+    sort: str = "createdAt"
+    direction: str = "desc"
+    filters: dict = field(default_factory=dict)
+    status: str | None = None
+    tag_id: UUID | None = None
+    lead_source_id: UUID | None = None
+    include_archived: bool = False
+    ids: tuple[UUID, ...] | None = None
+
+
+def _search_condition(q: str) -> Q:
+    text = q.strip().lower()
+    condition = Q(search_document__trigram_word_similar=text)
+    digits = _NON_DIGITS.sub("", q)
+    # A phone typed with spaces, dashes or a + still finds the digits-only phone in the search document.
+    if len(digits) >= 4 and len(digits) * 2 >= len(text.replace(" ", "")):
+        condition |= Q(search_document__contains=digits)
+    return condition
+
+
+def _tag_exists(tag_ids) -> Exists:
+    return Exists(PatientTag.objects.unscoped().filter(patient_id=OuterRef("id"), tag_id__in=list(tag_ids)))
+
+
+def _apply_filters(queryset: QuerySet, filters: dict) -> QuerySet:
+    """PatientFilters keys (snake_case here, camelCase on the wire), ANDed."""
+    simple_in = {
+        "status": "status__in",
+        "lead_source_ids": "lead_source_id__in",
+        "location_ids": "location_id__in",
+        "gender": "gender__in",
+        "preferred_contact_method": "preferred_contact_method__in",
+    }
+    for key, lookup in simple_in.items():
+        if key in filters:
+            queryset = queryset.filter(**{lookup: filters[key]})
+    for key in ("sms_opt_out", "email_opt_out", "whatsapp_opt_out"):
+        if key in filters:
+            queryset = queryset.filter(**{key: filters[key]})
+    for key, column in (("created_at", "created_at"), ("updated_at", "updated_at"), ("date_of_birth", "date_of_birth")):
+        bounds = filters.get(key) or {}
+        if bounds.get("from") is not None:
+            queryset = queryset.filter(**{f"{column}__gte": bounds["from"]})
+        if bounds.get("to") is not None:
+            queryset = queryset.filter(**{f"{column}__lte": bounds["to"]})
+    attempts = filters.get("contact_attempts") or {}
+    if attempts.get("min") is not None:
+        queryset = queryset.filter(contact_attempts__gte=attempts["min"])
+    if attempts.get("max") is not None:
+        queryset = queryset.filter(contact_attempts__lte=attempts["max"])
+    if "has_email" in filters:
+        has_email = Q(email__isnull=False) & ~Q(email="")
+        queryset = queryset.filter(has_email if filters["has_email"] else ~has_email)
+    if "has_phone" in filters:
+        has_phone = (Q(phone_mobile__isnull=False) & ~Q(phone_mobile="")) | (
+            Q(phone_other__isnull=False) & ~Q(phone_other="")
+        )
+        queryset = queryset.filter(has_phone if filters["has_phone"] else ~has_phone)
+    if filters.get("city"):
+        queryset = queryset.filter(city__iexact=filters["city"])
+    if filters.get("custom_fields"):
+        queryset = queryset.filter(custom_fields__contains=filters["custom_fields"])
+    tags = filters.get("tag_ids") or {}
+    if tags.get("any"):
+        queryset = queryset.filter(_tag_exists(tags["any"]))
+    for tag_id in tags.get("all") or ():
+        queryset = queryset.filter(_tag_exists([tag_id]))
+    if tags.get("none"):
+        queryset = queryset.filter(~_tag_exists(tags["none"]))
+    return queryset
+
+
+def patient_filtered(*, organization, query: PatientQuery) -> QuerySet[Patient]:
+    """Rows matching the query, unordered. Merged records never appear; archived ones only when asked for."""
+    queryset = Patient.objects.for_org(organization).filter(merged_into__isnull=True)
+    if query.status == Status.ARCHIVED:
+        queryset = queryset.filter(archived_at__isnull=False)
+    elif not query.include_archived:
+        queryset = queryset.filter(archived_at__isnull=True)
+    if query.status:
+        queryset = queryset.filter(status=query.status)
+    if query.tag_id:
+        queryset = queryset.filter(_tag_exists([query.tag_id]))
+    if query.lead_source_id:
+        queryset = queryset.filter(lead_source_id=query.lead_source_id)
+    if query.ids is not None:
+        queryset = queryset.filter(id__in=query.ids)
+    if query.q:
+        queryset = queryset.filter(_search_condition(query.q))
+    return _apply_filters(queryset, query.filters)
+
+
+def patient_ordered(queryset: QuerySet, query: PatientQuery) -> QuerySet:
+    descending = query.direction == "desc"
+    if query.sort == RELEVANCE:
+        queryset = queryset.annotate(relevance=TrigramWordSimilarity(query.q.strip().lower(), "search_document"))
+        expression = F("relevance")
+    else:
+        expression = SORTS[query.sort]
+    primary = expression.desc(nulls_last=True) if descending else expression.asc(nulls_last=True)
+    return queryset.order_by(primary, F("id").desc() if descending else F("id").asc())
+
+
+def with_tags(queryset: QuerySet) -> QuerySet:
+    return queryset.prefetch_related(Prefetch("tags", queryset=Tag.unscoped_objects.order_by(Lower("name"))))
+
+
+def patient_page(*, organization, query: PatientQuery, limit: int, offset: int, embed_tags: bool):
+    """(rows of the page, total). Two queries (three with tags), whatever the page size."""
+    matching = patient_filtered(organization=organization, query=query)
+    total = matching.count()
+    rows = patient_ordered(matching, query)
+    if embed_tags:
+        rows = with_tags(rows)
+    return list(rows[offset : offset + limit]), total
+
+
+def patient_get(*, organization, patient_id) -> Patient | None:
+    return with_tags(Patient.objects.for_org(organization)).select_related("merged_into").filter(id=patient_id).first()
+
+
+def timeline(*, organization, patient: Patient) -> QuerySet[Activity]:
+    return Activity.objects.for_org(organization).filter(patient=patient).order_by("-created_at", "-id")
+
+
+def consents_current(*, organization, patient: Patient) -> list[MarketingConsent]:
+    """The latest record per channel: the patient's current marketing consent."""
+    return list(
+        MarketingConsent.objects.for_org(organization)
+        .filter(patient=patient)
+        .order_by("channel", "-recorded_at", "-id")
+        .distinct("channel")
+    )
+
+
+def consent_history(*, organization, patient: Patient) -> QuerySet[MarketingConsent]:
+    return MarketingConsent.objects.for_org(organization).filter(patient=patient).order_by("-recorded_at", "-id")
+
+
+def tag_list(*, organization) -> QuerySet[Tag]:
+    return Tag.objects.for_org(organization).order_by(Lower("name"), "id")
+
+
+def saved_views_visible(*, organization, user) -> QuerySet[SavedView]:
+    return SavedView.objects.for_org(organization).filter(Q(owner=user) | Q(shared=True)).order_by(Lower("name"), "id")
