@@ -57,6 +57,8 @@ def client_address_block(request, *, ipv4_prefix: int = 32, ipv6_prefix: int = 6
         address = ipaddress.ip_address(raw)
     except ValueError:
         return None
+    if address.version == 6 and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped  # a dual-stack socket's view of an IPv4 client
     prefix = ipv4_prefix if address.version == 4 else ipv6_prefix
     return str(ipaddress.ip_network(f"{address}/{prefix}", strict=False))
 

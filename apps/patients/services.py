@@ -50,6 +50,19 @@ def _activity(*, organization, patient_id, kind: str, user, summary: str = "", d
     )
 
 
+def _patient_event(*, organization, user, patient_id, type: str = "patient.updated", **event) -> None:
+    emit(
+        organization=organization, type=type, subject_type="patient", subject_id=patient_id, actor=_actor(user), **event
+    )
+
+
+def _log(*, organization, user, patient_id, kind: str, summary: str = "", data: dict | None = None) -> None:
+    """One timeline entry for one patient."""
+    _activity(organization=organization, patient_id=patient_id, kind=kind, user=user, summary=summary, data=data).save(
+        force_insert=True
+    )
+
+
 def _ensure_not_merged(patient: Patient) -> None:
     if patient.merged_into_id is not None:
         raise PatientMerged(patient.merged_into_id)
@@ -87,15 +100,12 @@ def patient_create(*, organization, user, data: dict[str, Any]) -> Patient:
     _assign(patient, data)
     _require_contact(patient)
     patient.save()
-    Activity.objects.bulk_create(
-        [_activity(organization=organization, patient_id=patient.id, kind=Activity.Kind.CREATED, user=user)]
-    )
-    emit(
+    _log(organization=organization, user=user, patient_id=patient.id, kind=Activity.Kind.CREATED)
+    _patient_event(
         organization=organization,
+        user=user,
+        patient_id=patient.id,
         type="patient.created",
-        subject_type="patient",
-        subject_id=patient.id,
-        actor=_actor(user),
         data={"status": patient.status},
     )
     return patient
@@ -115,25 +125,15 @@ def patient_update(*, organization, user, patient: Patient, data: dict[str, Any]
         return patient
     patient.save()
     if "status" in changed:
-        Activity.objects.bulk_create(
-            [
-                _activity(
-                    organization=organization,
-                    patient_id=patient.id,
-                    kind=Activity.Kind.STATUS_CHANGED,
-                    user=user,
-                    data={"from": previous_status, "to": patient.status},
-                )
-            ]
+        _log(
+            organization=organization,
+            user=user,
+            patient_id=patient.id,
+            kind=Activity.Kind.STATUS_CHANGED,
+            data={"from": previous_status, "to": patient.status},
         )
-    emit(
-        organization=organization,
-        type="patient.updated",
-        subject_type="patient",
-        subject_id=patient.id,
-        actor=_actor(user),
-        action="updated",
-        changed_fields=changed,
+    _patient_event(
+        organization=organization, user=user, patient_id=patient.id, action="updated", changed_fields=changed
     )
     return patient
 
@@ -154,23 +154,12 @@ def patient_archive(*, organization, user, patient: Patient, reason: str | None)
     patient.status = Status.ARCHIVED
     patient.archived_at = timezone.now()
     patient.save(update_fields=["status_before_archive", "status", "archived_at", "updated_at"])
-    Activity.objects.bulk_create(
-        [
-            _activity(
-                organization=organization,
-                patient_id=patient.id,
-                kind=Activity.Kind.ARCHIVED,
-                user=user,
-                summary=reason or "",
-            )
-        ]
-    )
-    emit(
+    _log(organization=organization, user=user, patient_id=patient.id, kind=Activity.Kind.ARCHIVED, summary=reason or "")
+    _patient_event(
         organization=organization,
+        user=user,
+        patient_id=patient.id,
         type="patient.archived",
-        subject_type="patient",
-        subject_id=patient.id,
-        actor=_actor(user),
         data={"reasonGiven": bool(reason)},
     )
     return patient
@@ -186,15 +175,11 @@ def patient_unarchive(*, organization, user, patient: Patient) -> Patient:
     patient.status_before_archive = ""
     patient.archived_at = None
     patient.save(update_fields=["status_before_archive", "status", "archived_at", "updated_at"])
-    Activity.objects.bulk_create(
-        [_activity(organization=organization, patient_id=patient.id, kind=Activity.Kind.UNARCHIVED, user=user)]
-    )
-    emit(
+    _log(organization=organization, user=user, patient_id=patient.id, kind=Activity.Kind.UNARCHIVED)
+    _patient_event(
         organization=organization,
-        type="patient.updated",
-        subject_type="patient",
-        subject_id=patient.id,
-        actor=_actor(user),
+        user=user,
+        patient_id=patient.id,
         action="unarchived",
         changed_fields=["status", "archivedAt"],
     )
@@ -209,23 +194,17 @@ def patient_record_contact_attempt(*, organization, user, patient: Patient, chan
     patient.contact_attempts += 1
     patient.save(update_fields=["contact_attempts", "updated_at"])
     kind = Activity.Kind.CALL if channel == "phone" else Activity.Kind.MESSAGE
-    Activity.objects.bulk_create(
-        [
-            _activity(
-                organization=organization,
-                patient_id=patient.id,
-                kind=kind,
-                user=user,
-                data={"channel": channel, "outcome": outcome, "attempt": patient.contact_attempts},
-            )
-        ]
-    )
-    emit(
+    _log(
         organization=organization,
-        type="patient.updated",
-        subject_type="patient",
-        subject_id=patient.id,
-        actor=_actor(user),
+        user=user,
+        patient_id=patient.id,
+        kind=kind,
+        data={"channel": channel, "outcome": outcome, "attempt": patient.contact_attempts},
+    )
+    _patient_event(
+        organization=organization,
+        user=user,
+        patient_id=patient.id,
         action="contact_attempted",
         changed_fields=["contactAttempts"],
     )
@@ -343,31 +322,22 @@ def patient_merge(*, organization, user, survivor: Patient, duplicate: Patient) 
     duplicate.merged_into = survivor
     duplicate.merged_at = timezone.now()
     duplicate.save(update_fields=["merged_into", "merged_at", "updated_at"])
-    Activity.objects.bulk_create(
-        [
-            _activity(
-                organization=organization,
-                patient_id=survivor.id,
-                kind=Activity.Kind.MERGED,
-                user=user,
-                data={"duplicatePatientId": str(duplicate.id)},
-            )
-        ]
-    )
-    actor = _actor(user)
-    emit_many(
+    _log(
         organization=organization,
-        actor=actor,
-        events=[
-            PendingEvent("patient.updated", "patient", survivor.id, action="merged", changed_fields=tuple(changed)),
-            PendingEvent(
-                "patient.updated",
-                "patient",
-                duplicate.id,
-                action="merged_into",
-                changed_fields=("mergedIntoPatientId",),
-            ),
-        ],
+        user=user,
+        patient_id=survivor.id,
+        kind=Activity.Kind.MERGED,
+        data={"duplicatePatientId": str(duplicate.id)},
+    )
+    _patient_event(
+        organization=organization, user=user, patient_id=survivor.id, action="merged", changed_fields=changed
+    )
+    _patient_event(
+        organization=organization,
+        user=user,
+        patient_id=duplicate.id,
+        action="merged_into",
+        changed_fields=["mergedIntoPatientId"],
     )
     return survivor
 
@@ -577,26 +547,20 @@ def consent_record(*, organization, user, patient: Patient, channel: str, status
     )
     flag = OPT_OUT_FIELD[channel]
     opted_out = status == MarketingConsent.State.WITHDRAWN
-    Activity.objects.bulk_create(
-        [
-            _activity(
-                organization=organization,
-                patient_id=patient.id,
-                kind=Activity.Kind.CONSENT,
-                user=user,
-                data={"channel": channel, "status": status, "source": source},
-            )
-        ]
+    _log(
+        organization=organization,
+        user=user,
+        patient_id=patient.id,
+        kind=Activity.Kind.CONSENT,
+        data={"channel": channel, "status": status, "source": source},
     )
     if getattr(patient, flag) != opted_out:
         setattr(patient, flag, opted_out)
         patient.save(update_fields=[flag, "updated_at"])
-        emit(
+        _patient_event(
             organization=organization,
-            type="patient.updated",
-            subject_type="patient",
-            subject_id=patient.id,
-            actor=_actor(user),
+            user=user,
+            patient_id=patient.id,
             action="consent_changed",
             changed_fields=[camel(flag)],
         )

@@ -180,6 +180,10 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "MemberRoleEnum": "apps.accounts.roles.ROLE_CHOICES",
         "WorkspaceEnum": "apps.accounts.roles.WORKSPACE_CHOICES",
+        "PatientStatusEnum": "apps.patients.models.Status",
+        "ContactMethodEnum": "apps.patients.models.ContactMethod",
+        "ConsentChannelEnum": "apps.patients.models.MarketingConsent.Channel",
+        "ConsentStatusEnum": "apps.patients.models.MarketingConsent.State",
     },
     "TAGS": [
         {"name": "auth", "description": "Sign-in, sign-up, sessions, API keys and the bootstrap identity."},

@@ -573,7 +573,7 @@ class BulkTagsSerializer(StrictSerializer):
         return attrs
 
     class Meta:
-        ref_name = "BulkTagsRequestBody"
+        ref_name = "BulkTags"
 
 
 class BulkLocationSerializer(StrictSerializer):
@@ -581,7 +581,7 @@ class BulkLocationSerializer(StrictSerializer):
     location_id = StrictUUIDField(allow_null=True, help_text="null clears the location.")
 
     class Meta:
-        ref_name = "BulkLocationRequestBody"
+        ref_name = "BulkLocation"
 
 
 class BulkArchiveSerializer(StrictSerializer):
@@ -589,7 +589,7 @@ class BulkArchiveSerializer(StrictSerializer):
     reason = serializers.CharField(min_length=1, max_length=2000, required=False)
 
     class Meta:
-        ref_name = "BulkArchiveRequestBody"
+        ref_name = "BulkArchive"
 
 
 class BulkSkippedSerializer(serializers.Serializer):
@@ -612,7 +612,7 @@ class ArchiveSerializer(StrictSerializer):
     reason = serializers.CharField(min_length=1, max_length=2000, required=False)
 
     class Meta:
-        ref_name = "ArchiveRequestBody"
+        ref_name = "Archive"
 
 
 class MergeSerializer(StrictSerializer):
@@ -621,7 +621,7 @@ class MergeSerializer(StrictSerializer):
     )
 
     class Meta:
-        ref_name = "MergeRequestBody"
+        ref_name = "Merge"
 
 
 class ContactAttemptSerializer(StrictSerializer):
@@ -629,7 +629,7 @@ class ContactAttemptSerializer(StrictSerializer):
     outcome = serializers.ChoiceField(choices=["no_answer", "voicemail", "reached", "wrong_number", "sent"])
 
     class Meta:
-        ref_name = "ContactAttemptRequestBody"
+        ref_name = "ContactAttempt"
 
 
 class ErasureResultSerializer(serializers.Serializer):
@@ -659,11 +659,16 @@ class PatientDetailQuerySerializer(StrictSerializer):
 # --- saved views -------------------------------------------------------------------------------------------------
 
 
+@extend_schema_field(PatientFiltersSerializer)
+class PatientFiltersField(serializers.DictField):
+    """A PatientFilters object kept as sent (validated, stored as JSON)."""
+
+
 class SavedViewSerializer(serializers.Serializer):
     id = serializers.UUIDField(read_only=True)
     name = serializers.CharField(min_length=1, max_length=120)
     shared = serializers.BooleanField(default=False)
-    filters = serializers.DictField(required=False, default=dict, help_text="PatientFilters")
+    filters = PatientFiltersField(required=False, default=dict)
     sort = serializers.ChoiceField(choices=selectors.SORT_NAMES, default="createdAt")
     direction = serializers.ChoiceField(choices=["asc", "desc"], default="desc")
     columns = serializers.ListField(child=serializers.ChoiceField(choices=EXPORT_COLUMNS), default=list, max_length=40)

@@ -42,6 +42,7 @@ class PatientListView(PatientsView):
 
     @extend_schema(
         tags=TAGS,
+        operation_id="patients_list",
         parameters=[s.PatientListQuerySerializer],
         responses={200: s.PatientPageSerializer},
         summary="List patients: filters, typo-tolerant search (q), sort, offset paging",
@@ -174,9 +175,9 @@ class PatientView(PatientsView):
     permission = {"GET": "patient:read", "PATCH": "patient:update", "DELETE": "patient:erase"}
     error_statuses = ("409",)
 
-    def patient(self, patient_id) -> Patient:
+    def patient(self, id) -> Patient:
         return self.get_tenant_object(
-            Patient, patient_id, queryset=selectors.with_tags(Patient.objects.for_org(self.organization))
+            Patient, id, queryset=selectors.with_tags(Patient.objects.for_org(self.organization))
         )
 
     @extend_schema(
@@ -185,9 +186,9 @@ class PatientView(PatientsView):
         responses={200: s.PatientDetailSerializer},
         summary="Read one patient, optionally with timeline, journeys, touches, pms, deposits, referral, marketing",
     )
-    def get(self, request, patient_id):
+    def get(self, request, id):
         query = self.parse_query(s.PatientDetailQuerySerializer)
-        patient = self.patient(patient_id)
+        patient = self.patient(id)
         embedded = {}
         for name in query.validated_data.get("embed") or ():
             embedded[name] = self._embed(name, patient)
@@ -214,13 +215,13 @@ class PatientView(PatientsView):
         responses={200: s.PatientSerializer},
         summary="Update any subset of a patient's fields, or its status",
     )
-    def patch(self, request, patient_id):
-        patient = self.patient(patient_id)
+    def patch(self, request, id):
+        patient = self.patient(id)
         body = self.parse_body(s.PatientUpdateSerializer, partial=True)
         services.patient_update(
             organization=self.organization, user=request.user, patient=patient, data=body.validated_data
         )
-        return Response(s.PatientSerializer(self.patient(patient_id)).data)
+        return Response(s.PatientSerializer(self.patient(id)).data)
 
     @extend_schema(
         tags=TAGS,
@@ -230,8 +231,8 @@ class PatientView(PatientsView):
         "tags, consents, and what later areas register) in one transaction. recordingsScheduled counts stored "
         "call recordings scheduled for deletion.",
     )
-    def delete(self, request, patient_id):
-        patient = self.patient(patient_id)
+    def delete(self, request, id):
+        patient = self.patient(id)
         scheduled = services.patient_erase(organization=self.organization, patient=patient)
         return Response({"ok": True, "recordings_scheduled": scheduled})
 
@@ -239,8 +240,8 @@ class PatientView(PatientsView):
 class PatientActionView(PatientsView):
     error_statuses = ("409",)
 
-    def patient(self, patient_id) -> Patient:
-        return self.get_tenant_object(Patient, patient_id)
+    def patient(self, id) -> Patient:
+        return self.get_tenant_object(Patient, id)
 
     def respond(self, patient: Patient) -> Response:
         return Response(
@@ -258,8 +259,8 @@ class PatientArchiveView(PatientActionView):
         summary="Archive a patient (a lead under five contact attempts needs a reason)",
         description="Repeating is harmless. The reason is kept on the timeline, never in events.",
     )
-    def post(self, request, patient_id):
-        patient = self.patient(patient_id)
+    def post(self, request, id):
+        patient = self.patient(id)
         body = self.parse_body(s.ArchiveSerializer)
         patient = services.patient_archive(
             organization=self.organization, user=request.user, patient=patient, reason=body.validated_data.get("reason")
@@ -276,9 +277,9 @@ class PatientUnarchiveView(PatientActionView):
         responses={200: s.PatientSerializer},
         summary="Unarchive a patient (restores the status it had before archiving)",
     )
-    def post(self, request, patient_id):
+    def post(self, request, id):
         patient = services.patient_unarchive(
-            organization=self.organization, user=request.user, patient=self.patient(patient_id)
+            organization=self.organization, user=request.user, patient=self.patient(id)
         )
         return self.respond(patient)
 
@@ -295,8 +296,8 @@ class PatientMergeView(PatientActionView):
         "contact attempts added, timeline and consents moved over. The duplicate then reports mergedIntoPatientId "
         "and refuses changes (409 PATIENT_MERGED).",
     )
-    def post(self, request, patient_id):
-        survivor = self.patient(patient_id)
+    def post(self, request, id):
+        survivor = self.patient(id)
         body = self.parse_body(s.MergeSerializer)
         duplicate = self.get_tenant_object(Patient, body.validated_data["duplicate_patient_id"])
         patient = services.patient_merge(
@@ -314,10 +315,10 @@ class PatientContactAttemptView(PatientActionView):
         responses={200: s.PatientSerializer},
         summary="Log a call or message attempt (counts towards the archive rule)",
     )
-    def post(self, request, patient_id):
+    def post(self, request, id):
         body = self.parse_body(s.ContactAttemptSerializer)
         patient = services.patient_record_contact_attempt(
-            organization=self.organization, user=request.user, patient=self.patient(patient_id), **body.validated_data
+            organization=self.organization, user=request.user, patient=self.patient(id), **body.validated_data
         )
         return self.respond(patient)
 
@@ -329,8 +330,8 @@ class PatientTimelineView(PatientActionView):
     @extend_schema(
         tags=TAGS, responses={200: s.ActivitySerializer(many=True)}, summary="A patient's timeline, newest first"
     )
-    def get(self, request, patient_id):
-        patient = self.patient(patient_id)
+    def get(self, request, id):
+        patient = self.patient(id)
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(
             selectors.timeline(organization=self.organization, patient=patient), request, view=self
@@ -360,8 +361,8 @@ class MarketingConsentView(PatientActionView):
         responses={200: s.ConsentHistorySerializer},
         summary="A patient's marketing consent: current state per channel and history",
     )
-    def get(self, request, patient_id):
-        patient = self.patient(patient_id)
+    def get(self, request, id):
+        patient = self.patient(id)
         history = selectors.consent_history(organization=self.organization, patient=patient)
         body = _marketing_summary(self.organization, patient) | {
             "history": s.ConsentSerializer(history, many=True).data
@@ -374,8 +375,8 @@ class MarketingConsentView(PatientActionView):
         responses={201: s.ConsentSerializer},
         summary="Record a consent change for one channel (feeds the opt-out flags)",
     )
-    def post(self, request, patient_id):
-        patient = self.patient(patient_id)
+    def post(self, request, id):
+        patient = self.patient(id)
         body = self.parse_body(s.ConsentWriteSerializer)
         consent = services.consent_record(
             organization=self.organization, user=request.user, patient=patient, **body.validated_data
@@ -455,7 +456,9 @@ class TagListView(PatientsView):
     permission = {"GET": "patient:read", "POST": "patient:update"}
     error_statuses = ("409",)
 
-    @extend_schema(tags=TAGS, responses={200: s.TagListSerializer}, summary="The practice's patient tags")
+    @extend_schema(
+        tags=TAGS, operation_id="tags_list", responses={200: s.TagListSerializer}, summary="The practice's patient tags"
+    )
     def get(self, request):
         tags = selectors.tag_list(organization=self.organization)
         return Response({"items": s.TagSerializer(tags, many=True).data})
@@ -471,8 +474,8 @@ class TagView(PatientsView):
     error_statuses = ("409",)
 
     @extend_schema(tags=TAGS, responses={200: s.TagSerializer}, summary="Read a tag")
-    def get(self, request, tag_id):
-        return Response(s.TagSerializer(self.get_tenant_object(Tag, tag_id)).data)
+    def get(self, request, id):
+        return Response(s.TagSerializer(self.get_tenant_object(Tag, id)).data)
 
     @extend_schema(
         tags=TAGS,
@@ -480,14 +483,14 @@ class TagView(PatientsView):
         responses={200: s.TagSerializer},
         summary="Rename or recolour a tag",
     )
-    def patch(self, request, tag_id):
-        tag = self.get_tenant_object(Tag, tag_id)
+    def patch(self, request, id):
+        tag = self.get_tenant_object(Tag, id)
         data = self.parse_body(s.TagWriteSerializer, partial=True).validated_data
         return Response(s.TagSerializer(services.tag_update(organization=self.organization, tag=tag, data=data)).data)
 
     @extend_schema(tags=TAGS, responses={204: None}, summary="Delete a tag (removes it from every patient)")
-    def delete(self, request, tag_id):
-        services.tag_delete(organization=self.organization, tag=self.get_tenant_object(Tag, tag_id))
+    def delete(self, request, id):
+        services.tag_delete(organization=self.organization, tag=self.get_tenant_object(Tag, id))
         return Response(status=204)
 
 
@@ -500,6 +503,7 @@ class SavedViewListView(PatientsView):
 
     @extend_schema(
         tags=["saved-views"],
+        operation_id="saved_views_list",
         responses={200: s.SavedViewListSerializer},
         summary="Your saved views and the practice's shared ones",
     )
@@ -523,22 +527,22 @@ class SavedViewView(PatientsView):
     permission = "patient:read"
     error_statuses = ("409",)
 
-    def visible(self, view_id) -> SavedView:
+    def visible(self, id) -> SavedView:
         return self.get_tenant_object(
             SavedView,
-            view_id,
+            id,
             queryset=selectors.saved_views_visible(organization=self.organization, user=self.request.user),
         )
 
-    def owned(self, view_id) -> SavedView:
-        view = self.visible(view_id)
+    def owned(self, id) -> SavedView:
+        view = self.visible(id)
         if view.owner_id != self.request.user.pk:
             raise PermissionDenied("Only the person who saved this view can change it.")
         return view
 
     @extend_schema(tags=["saved-views"], responses={200: s.SavedViewSerializer}, summary="Read a saved view")
-    def get(self, request, view_id):
-        return Response(s.SavedViewSerializer(self.visible(view_id)).data)
+    def get(self, request, id):
+        return Response(s.SavedViewSerializer(self.visible(id)).data)
 
     @extend_schema(
         tags=["saved-views"],
@@ -546,15 +550,15 @@ class SavedViewView(PatientsView):
         responses={200: s.SavedViewSerializer},
         summary="Change your saved view",
     )
-    def patch(self, request, view_id):
-        view = self.owned(view_id)
+    def patch(self, request, id):
+        view = self.owned(id)
         data = self.parse_body(s.SavedViewWriteSerializer, partial=True).validated_data
         view = services.saved_view_update(organization=self.organization, view=view, data=data)
         return Response(s.SavedViewSerializer(view).data)
 
     @extend_schema(tags=["saved-views"], responses={204: None}, summary="Delete your saved view")
-    def delete(self, request, view_id):
-        view = self.visible(view_id)
+    def delete(self, request, id):
+        view = self.visible(id)
         may_moderate = view.shared and role_has_permission(self.membership.role, "settings:update")
         if view.owner_id != request.user.pk and not may_moderate:
             raise PermissionDenied("Only its owner (or a manager, for a shared view) can delete this view.")
