@@ -78,3 +78,16 @@ def test_non_staff_are_sent_to_the_admin_login(owner):
     response = client.get("/admin/accounts/apikey/")
     assert response.status_code == 302
     assert "/admin/login/" in response["Location"]
+
+
+@pytest.mark.parametrize(
+    "model",
+    ["location", "leadsource", "pricelist", "practitioner", "tag", "patient", "marketingconsent", "savedview"],
+)
+def test_staff_reach_the_patients_back_office(staff_client, owner, model):
+    from tests.factories import PatientFactory, TagFactory
+
+    patient = PatientFactory(organization=owner.organization, tags=[TagFactory(organization=owner.organization)])
+    assert staff_client.get(f"/admin/patients/{model}/").status_code == 200
+    if model == "patient":
+        assert staff_client.get(f"/admin/patients/patient/{patient.id}/change/").status_code == 200
