@@ -138,7 +138,8 @@ class MinuteWindowLimit:
                 return
             raise ServiceUnavailable("Sign-in protection is unavailable; retry shortly.")
         if usage["should_limit"]:
-            raise RateLimited(max(1, usage["time_left"]))
+            # The window is still shut during its last second, so a client waiting Retry-After must get past it.
+            raise RateLimited(usage["time_left"] + 1)
 
 
 def credential_bucket(request, view) -> str | None:

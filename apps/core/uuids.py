@@ -15,7 +15,7 @@ _UUID_RE = re.compile(UUID_PATTERN)
 
 
 def is_valid_uuid(value: object) -> bool:
-    return isinstance(value, str) and bool(_UUID_RE.match(value))
+    return isinstance(value, str) and bool(_UUID_RE.fullmatch(value))
 
 
 def parse_uuid(value: str) -> uuid.UUID | None:

@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from apps.core.errors import NoOrganization, NotFound, ValidationFailed
 from apps.core.limits import API_CREDENTIAL_LIMIT
+from apps.core.naming import to_camel
 from apps.core.uuids import InvalidUuid
 
 ACCESS_GENERATION_HEADER = "X-Service-Access-Generation"
@@ -42,7 +43,7 @@ class BaseApiView(APIView):
         super().initial(request, *args, **kwargs)
         for name, value in kwargs.items():
             if isinstance(value, InvalidUuid):
-                raise ValidationFailed.for_field(name, "must be a UUID")
+                raise ValidationFailed.for_field(to_camel(name), "must be a UUID")
 
     # --- practice selection -------------------------------------------------------------------------------
     def organization_choice(self, request):

@@ -197,6 +197,7 @@ SPECTACULAR_SETTINGS = {
         },
         {"name": "marketing-consent", "description": "Per-channel marketing consent with evidence."},
         {"name": "saved-views", "description": "Named patient list configurations, private or shared."},
+        {"name": "settings", "description": "Practice settings: locations, lead sources, price lists, practitioners."},
     ],
 }
 

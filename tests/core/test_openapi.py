@@ -2,7 +2,7 @@
 
 import pytest
 
-SPEC_TAGS_USED = {"auth", "user", "organization", "health", "patients", "marketing-consent", "saved-views"}
+SPEC_TAGS_USED = {"auth", "user", "organization", "health", "patients", "marketing-consent", "saved-views", "settings"}
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from apps.patients.api import views
+from apps.patients.api.reference import LEAD_SOURCES, LOCATIONS, PRACTITIONERS, PRICE_LISTS
 
 urlpatterns = [
     path("patients", views.PatientListView.as_view()),
@@ -19,4 +20,14 @@ urlpatterns = [
     path("tags/<uuid_param:id>", views.TagView.as_view()),
     path("saved-views", views.SavedViewListView.as_view()),
     path("saved-views/<uuid_param:id>", views.SavedViewView.as_view()),
+    *[
+        route
+        for prefix, (collection, item) in (
+            ("settings/locations", LOCATIONS),
+            ("settings/lead-sources", LEAD_SOURCES),
+            ("settings/price-lists", PRICE_LISTS),
+            ("settings/practitioners", PRACTITIONERS),
+        )
+        for route in (path(prefix, collection.as_view()), path(f"{prefix}/<uuid_param:id>", item.as_view()))
+    ],
 ]
