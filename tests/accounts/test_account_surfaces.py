@@ -7,6 +7,7 @@ from django.test import Client
 from apps.accounts import roles
 from apps.accounts.models import Membership
 from tests.factories import MembershipFactory, OrganizationFactory
+from tests.helpers import assert_error
 
 SURFACES = ["/user/me", "/organization/mine", "/organization/active", "/organization/members", "/user/api-keys"]
 CRM_RESOURCES = (
@@ -14,16 +15,6 @@ CRM_RESOURCES = (
     "campaign:", "deposit:", "reputation:", "report:",
 )  # fmt: skip
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
-
-
-def assert_error(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert set(body) == {"code", "message", "details"}, body
-    assert body["code"] == code, body
-    assert isinstance(body["message"], str) and body["message"]
-    assert isinstance(body["details"], dict)
-    return body
 
 
 def memberships_snapshot() -> list[tuple]:

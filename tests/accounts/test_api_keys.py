@@ -10,22 +10,13 @@ from django.test import Client
 from django.utils import timezone
 
 from apps.accounts.models import ApiKey, User
+from tests.helpers import assert_error
 
 CREATE = "/auth/api-key/create"
 DELETE = "/auth/api-key/delete"
 LIST = "/user/api-keys"
 ME = "/auth/me"
 KEY_FIELDS = {"id", "name", "start", "createdAt", "lastUsedAt", "expiresAt"}
-
-
-def assert_error(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert set(body) == {"code", "message", "details"}, body
-    assert body["code"] == code, body
-    assert isinstance(body["message"], str) and body["message"]
-    assert isinstance(body["details"], dict)
-    return body
 
 
 def post_json(client: Client, path: str, data, **extra):

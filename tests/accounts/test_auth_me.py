@@ -7,6 +7,7 @@ from django.test import Client
 from apps.accounts import roles
 from apps.accounts.models import Membership, Organization
 from tests.factories import MembershipFactory, OrganizationFactory
+from tests.helpers import assert_error
 
 ME = "/auth/me"
 MEMBERS = "/organization/members"
@@ -22,16 +23,6 @@ ORGANIZATION_KEYS = {
     "accessGeneration",
 }
 PMS_ACCESS_KEYS = {"pmsWorkspaceAvailable", "nativeWritesEnabled", "systemOfRecord", "authorityGeneration"}
-
-
-def assert_error(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert set(body) == {"code", "message", "details"}, body
-    assert body["code"] == code, body
-    assert isinstance(body["message"], str) and body["message"]
-    assert isinstance(body["details"], dict)
-    return body
 
 
 def me(client: Client, **headers) -> dict:

@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from apps.accounts.models import Membership
 from apps.core.views import BaseApiView
 from tests.factories import MembershipFactory, OrganizationFactory, UserFactory
+from tests.helpers import assert_error
 
 ME = "/auth/me"
 MEMBERS = "/organization/members"
@@ -45,16 +46,6 @@ handler404 = "apps.core.errors.handler404"
 handler500 = "apps.core.errors.handler500"
 
 pytestmark = pytest.mark.urls(__name__)
-
-
-def assert_error(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert set(body) == {"code", "message", "details"}, body
-    assert body["code"] == code, body
-    assert isinstance(body["message"], str) and body["message"]
-    assert isinstance(body["details"], dict)
-    return body
 
 
 def memberships_snapshot() -> list[tuple]:

@@ -8,22 +8,13 @@ from django.test import Client
 
 from apps.accounts.models import Membership, User
 from tests.factories import MembershipFactory, OrganizationFactory, UserFactory
+from tests.helpers import assert_error
 
 SIGN_UP = "/auth/sign-up/email"
 SIGN_IN = "/auth/sign-in/email"
 SIGN_OUT = "/auth/sign-out"
 ME = "/auth/me"
 STRONG_PASSWORD = "plum-orbit-canvas-42"
-
-
-def assert_error(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert set(body) == {"code", "message", "details"}, body
-    assert body["code"] == code, body
-    assert isinstance(body["message"], str) and body["message"]
-    assert isinstance(body["details"], dict)
-    return body
 
 
 def post_json(client: Client, path: str, data, **extra):
