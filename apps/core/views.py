@@ -86,6 +86,9 @@ class BaseApiView(APIView):
         return {"request": self.request, "view": self, "organization": self.organization}
 
     def parse_body(self, serializer_class, *, partial: bool = False, instance=None):
+        """The JSON object body, validated. An empty body is refused: the contract's bodies are objects."""
+        if not int(self.request.META.get("CONTENT_LENGTH") or 0):
+            raise ValidationFailed.for_field("body", "a JSON object is required")
         serializer = serializer_class(
             instance, data=self.request.data, partial=partial, context=self.serializer_context()
         )

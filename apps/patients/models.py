@@ -113,6 +113,11 @@ SEARCH_DOCUMENT = Lower(
 
 
 class Patient(TenantModel):
+    # No single-column index: every index below leads with organization_id, and a plain one would tempt the
+    # planner away from the search index for small practices.
+    organization = models.ForeignKey(
+        "accounts.Organization", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     location = models.ForeignKey(Location, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     title = models.CharField(max_length=40, null=True, blank=True)  # noqa: DJ001 (null clears, per the contract)
     first_name = models.CharField(max_length=200)

@@ -284,6 +284,8 @@ def patient_merge(*, organization, user, survivor: Patient, duplicate: Patient) 
         if getattr(survivor, name) in (None, "") and getattr(duplicate, name) not in (None, ""):
             setattr(survivor, name, getattr(duplicate, name))
             changed.append(camel(name))
+    if survivor.referred_by_patient_id == duplicate.id:  # referred by the record it absorbs: take its referrer
+        survivor.referred_by_patient_id = duplicate.referred_by_patient_id
     if survivor.referred_by_patient_id == survivor.id:
         survivor.referred_by_patient_id = None
     for flag in OPT_OUT_FIELD.values():

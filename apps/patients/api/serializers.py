@@ -31,12 +31,13 @@ class StrictSerializer(serializers.Serializer):
 
     def to_internal_value(self, data):
         if isinstance(data, dict):
-            unknown = sorted(set(data) - set(self.fields))
+            writable = {name for name, field in self.fields.items() if not field.read_only}
+            unknown = sorted(set(data) - writable)
             if unknown:
                 from djangorestframework_camel_case.util import camelize
 
                 names = list(camelize({name: None for name in unknown}))
-                raise serializers.ValidationError({name: ["is not a known field"] for name in names})
+                raise serializers.ValidationError({name: ["is not a field you can send here"] for name in names})
         return super().to_internal_value(data)
 
 
@@ -79,7 +80,7 @@ class PatientWriteSerializer(StrictSerializer):
     dentist_practitioner_id = TenantRelatedField(Practitioner, required=False, allow_null=True)
     hygienist_practitioner_id = TenantRelatedField(Practitioner, required=False, allow_null=True)
     custom_fields = serializers.DictField(
-        child=serializers.JSONField(), required=False, help_text="String keys, any JSON values."
+        child=serializers.JSONField(allow_null=True), required=False, help_text="String keys, any JSON values."
     )
 
     def validate_date_of_birth(self, value):
@@ -340,24 +341,26 @@ class PatientPageSerializer(serializers.Serializer):
 
 
 class DateTimeRangeSerializer(StrictSerializer):
-    from_ = serializers.DateTimeField(required=False, allow_null=True)
-    to = serializers.DateTimeField(required=False, allow_null=True)
+    """{from, to}, both inclusive, either may be left out."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["from"] = self.fields.pop("from_")
+    def get_fields(self):
+        return {
+            "from": serializers.DateTimeField(required=False, allow_null=True),
+            "to": serializers.DateTimeField(required=False, allow_null=True),
+        }
 
     class Meta:
         ref_name = "DateTimeRange"
 
 
 class DateRangeSerializer(StrictSerializer):
-    from_ = serializers.DateField(required=False, allow_null=True, input_formats=["%Y-%m-%d"])
-    to = serializers.DateField(required=False, allow_null=True, input_formats=["%Y-%m-%d"])
+    """{from, to} as YYYY-MM-DD, both inclusive, either may be left out."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["from"] = self.fields.pop("from_")
+    def get_fields(self):
+        return {
+            "from": serializers.DateField(required=False, allow_null=True, input_formats=["%Y-%m-%d"]),
+            "to": serializers.DateField(required=False, allow_null=True, input_formats=["%Y-%m-%d"]),
+        }
 
     class Meta:
         ref_name = "DateRange"
@@ -402,7 +405,7 @@ class PatientFiltersSerializer(StrictSerializer):
     )
     city = serializers.CharField(required=False, max_length=120)
     custom_fields = serializers.DictField(
-        child=serializers.JSONField(), required=False, help_text="Equality on custom field values."
+        child=serializers.JSONField(allow_null=True), required=False, help_text="Equality on custom field values."
     )
 
     class Meta:
@@ -486,8 +489,8 @@ EXPORT_COLUMNS = (
     "dateOfBirth",
     "gender",
     "fiscalCode",
-    "addressLine1",
-    "addressLine2",
+    "addressLineOne",
+    "addressLineTwo",
     "city",
     "province",
     "postalCode",

@@ -95,6 +95,8 @@ def _neutralise(value) -> str:
 
 
 EXPORT_SOURCES = {
+    "addressLineOne": "address_line1",
+    "addressLineTwo": "address_line2",
     "locationId": "location_id",
     "leadSourceId": "lead_source_id",
     "tags": "tag_names",
