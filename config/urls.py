@@ -12,6 +12,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("apps.accounts.api.urls")),
     path("", include("apps.patients.api.urls")),
+    path("", include("apps.webhooks.api.urls")),
 ]
 
 handler400 = "apps.core.errors.handler400"

@@ -18,11 +18,17 @@ class Event(TenantModel):
     actor_id = models.CharField(max_length=64)
     data = models.JSONField(default=dict)
     idempotency_key = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001 (partial unique)
+    # Set once outbound webhook fan-out has turned this event into its deliveries (in the same transaction).
+    fanned_out_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [
             models.Index(fields=["organization", "created_at"], name="events_org_created_idx"),
             models.Index(fields=["organization", "subject_type", "subject_id"], name="events_org_subject_idx"),
+            # The fan-out sweep reads unprocessed events of every practice, oldest first.
+            models.Index(
+                fields=["created_at"], condition=models.Q(fanned_out_at__isnull=True), name="events_pending_fanout_idx"
+            ),
         ]
         constraints = [
             models.UniqueConstraint(

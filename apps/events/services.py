@@ -23,6 +23,26 @@ MAX_PAYLOAD_BYTES = 64 * 1024
 ACTOR_TYPES = frozenset({"user", "system", "patient", "provider"})
 
 
+# Called once after each transaction that recorded events commits (webhook fan-out, live updates). Filled by the
+# apps that read the outbox, in their AppConfig.ready(); a listener that fails never undoes the commit.
+_committed_listeners: list = []
+
+
+def on_events_committed(listener) -> None:
+    if listener not in _committed_listeners:
+        _committed_listeners.append(listener)
+
+
+def _notify_after_commit() -> None:
+    """Register the listeners for the current transaction, once however many events it records."""
+    outermost = connection.atomic_blocks[0] if connection.atomic_blocks else None
+    if outermost is None or getattr(outermost, "_svc_outbox_notify", False):
+        return
+    outermost._svc_outbox_notify = True
+    for listener in _committed_listeners:
+        transaction.on_commit(listener, robust=True)
+
+
 class EventRejected(ValueError):
     """A programming error: the event is not in the catalogue or its data breaks the payload rules."""
 
@@ -232,6 +252,7 @@ def emit(
         changed_fields=changed_fields,
         idempotency_key=idempotency_key,
     )
+    _notify_after_commit()
     if idempotency_key is None:
         event.save(force_insert=True)
         return event
@@ -274,4 +295,6 @@ def emit_many(*, organization, actor: Actor, events: list[PendingEvent]) -> int:
         for pending in events
     ]
     Event.objects.bulk_create(rows)
+    if rows:
+        _notify_after_commit()
     return len(rows)

@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "apps.accounts",
     "apps.events",
     "apps.patients",
+    "apps.webhooks",
 ]
 
 MIDDLEWARE = [
@@ -198,8 +199,20 @@ SPECTACULAR_SETTINGS = {
         {"name": "marketing-consent", "description": "Per-channel marketing consent with evidence."},
         {"name": "saved-views", "description": "Named patient list configurations, private or shared."},
         {"name": "settings", "description": "Practice settings: locations, lead sources, price lists, practitioners."},
+        {
+            "name": "outbound-webhooks",
+            "description": "Signed outbound webhooks: endpoints, secrets, tests, deliveries and replays.",
+        },
     ],
 }
+
+# Encryption at rest for secrets that must stay readable (core.crypto). Comma-separated, newest first.
+SVC_ENCRYPTION_KEYS = [k for k in (env("SVC_ENCRYPTION_KEYS", "") or "").split(",") if k]
+
+# Outbound webhooks. SVC_WEBHOOKS_ALLOW_LOOPBACK lets http://127.0.0.1:<port> and http://localhost:<port> receive
+# deliveries so a developer can watch them locally; it is refused unless DEBUG is on.
+SVC_WEBHOOKS_ALLOW_LOOPBACK = env_bool("SVC_WEBHOOKS_ALLOW_LOOPBACK", False)
+SVC_WEBHOOK_USER_AGENT = "PracticeCRM-Webhooks/1.0"
 
 # Celery: at-least-once work. Late acks + requeue on a lost worker; visibility timeout above the longest task,
 # and no ETA longer than it (long delays are rows with a due time that beat sweeps).
@@ -214,6 +227,8 @@ CELERY_TASK_SOFT_TIME_LIMIT = 240
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE = {
     "purge-expired-sessions": {"task": "apps.accounts.tasks.purge_expired_sessions", "schedule": 3600.0},
+    "webhooks-sweep": {"task": "apps.webhooks.tasks.sweep", "schedule": 60.0},
+    "webhooks-purge": {"task": "apps.webhooks.tasks.purge_old_deliveries", "schedule": 3600.0},
 }
 
 CHANNEL_LAYERS = {

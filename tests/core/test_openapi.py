@@ -2,7 +2,17 @@
 
 import pytest
 
-SPEC_TAGS_USED = {"auth", "user", "organization", "health", "patients", "marketing-consent", "saved-views", "settings"}
+SPEC_TAGS_USED = {
+    "auth",
+    "user",
+    "organization",
+    "health",
+    "patients",
+    "marketing-consent",
+    "saved-views",
+    "settings",
+    "outbound-webhooks",
+}
 
 
 @pytest.fixture(scope="module")

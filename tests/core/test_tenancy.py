@@ -188,6 +188,11 @@ LEADING_ORGANIZATION_EXEMPT = {
     # Every request resolves the caller's practice from their memberships (a lookup by user across practices);
     # in the Citus layout memberships are a reference table beside users, not a sharded one.
     "accounts_membership_user_idx",
+    # Background sweeps that work across every practice (fan-out of new events, due deliveries, 30-day purge):
+    # small partial indexes over the work still to do; under Citus they run per shard.
+    "events_pending_fanout_idx",
+    "webhooks_delivery_due_idx",
+    "webhooks_delivery_done_idx",
 }
 
 

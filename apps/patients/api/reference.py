@@ -10,8 +10,8 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from apps.core.serializers import StrictSerializer
 from apps.core.views import BaseApiView
-from apps.patients.api.serializers import StrictSerializer
 from apps.patients.models import LeadSource, Location, Practitioner, PriceList
 
 

@@ -6,6 +6,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.core.fields import StrictUUIDField, TenantRelatedField
+from apps.core.serializers import StrictSerializer
 from apps.patients import selectors
 from apps.patients.models import (
     SETTABLE_STATUSES,
@@ -24,21 +25,6 @@ MAX_FILTERS_LENGTH = 4000
 MAX_BULK_IDS = 500
 MAX_BULK_TAGS = 20
 EXPORT_ROW_CAP = 10_000
-
-
-class StrictSerializer(serializers.Serializer):
-    """Refuses keys it does not know, naming them (a typo must not be silently ignored)."""
-
-    def to_internal_value(self, data):
-        if isinstance(data, dict):
-            writable = {name for name, field in self.fields.items() if not field.read_only}
-            unknown = sorted(set(data) - writable)
-            if unknown:
-                from djangorestframework_camel_case.util import camelize
-
-                names = list(camelize({name: None for name in unknown}))
-                raise serializers.ValidationError({name: ["is not a field you can send here"] for name in names})
-        return super().to_internal_value(data)
 
 
 # --- patient payload ---------------------------------------------------------------------------------------------

@@ -1,0 +1,231 @@
+"""Webhook endpoint management (settings) and delivery inspection and replay."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from apps.core.pagination import NewestFirstCursorPagination
+from apps.core.views import BaseApiView
+from apps.webhooks import services
+from apps.webhooks.api import serializers as s
+from apps.webhooks.models import MAX_ENDPOINTS, WebhookDelivery, WebhookEndpoint
+
+TAGS = ["outbound-webhooks"]
+
+
+class QueuedSerializer(serializers.Serializer):
+    delivery_id = serializers.UUIDField()
+    status = serializers.CharField()
+
+    class Meta:
+        ref_name = "WebhookDeliveryQueued"
+
+
+class WebhookView(BaseApiView):
+    scope_area = "webhooks"
+    error_statuses = ("409",)
+
+    def endpoint(self, id, *, include_archived: bool = True) -> WebhookEndpoint:
+        queryset = WebhookEndpoint.objects.for_org(self.organization)
+        if not include_archived:
+            queryset = queryset.filter(archived_at__isnull=True)
+        return self.get_tenant_object(WebhookEndpoint, id, queryset=queryset)
+
+    def delivery(self, id, delivery_id) -> WebhookDelivery:
+        queryset = WebhookDelivery.objects.for_org(self.organization).filter(endpoint=self.endpoint(id))
+        return self.get_tenant_object(WebhookDelivery, delivery_id, queryset=queryset.select_related("endpoint"))
+
+
+def _queued(delivery: WebhookDelivery) -> Response:
+    return Response({"delivery_id": delivery.id, "status": delivery.status}, status=202)
+
+
+class EndpointListView(WebhookView):
+    permission = {"GET": "settings:read", "POST": "settings:update"}
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="webhook_endpoints_list",
+        parameters=[s.EndpointListQuerySerializer],
+        responses={200: s.EndpointListSerializer},
+        summary="The practice's webhook endpoints",
+    )
+    def get(self, request):
+        query = self.parse_query(s.EndpointListQuerySerializer).validated_data
+        endpoints = WebhookEndpoint.objects.for_org(self.organization).order_by("created_at", "id")
+        if query.get("include_archived") != "true":
+            endpoints = endpoints.filter(archived_at__isnull=True)
+        return Response({"items": s.EndpointSerializer(endpoints, many=True).data, "limit": MAX_ENDPOINTS})
+
+    @extend_schema(
+        tags=TAGS,
+        request=s.EndpointWriteSerializer,
+        responses={201: s.EndpointCreatedSerializer},
+        summary="Add an endpoint (starts disabled and unverified; the signing secret is shown once)",
+    )
+    def post(self, request):
+        data = self.parse_body(s.EndpointWriteSerializer).validated_data
+        created = services.endpoint_create(organization=self.organization, user=request.user, **data)
+        body = s.EndpointSerializer(created.endpoint).data | {"signing_secret": created.signing_secret}
+        return Response(body, status=201)
+
+
+class EndpointView(WebhookView):
+    permission = {"GET": "settings:read", "PATCH": "settings:update", "DELETE": "settings:update"}
+
+    @extend_schema(tags=TAGS, responses={200: s.EndpointSerializer}, summary="Read an endpoint")
+    def get(self, request, id):
+        return Response(s.EndpointSerializer(self.endpoint(id)).data)
+
+    @extend_schema(
+        tags=TAGS,
+        request=s.EndpointWriteSerializer(partial=True),
+        responses={200: s.EndpointSerializer},
+        summary="Change name, url or events (a new url disables the endpoint until a test succeeds again)",
+    )
+    def patch(self, request, id):
+        endpoint = self.endpoint(id)
+        data = self.parse_body(s.EndpointWriteSerializer, partial=True).validated_data
+        endpoint = services.endpoint_update(organization=self.organization, endpoint=endpoint, data=data)
+        return Response(s.EndpointSerializer(endpoint).data)
+
+    @extend_schema(
+        tags=TAGS,
+        responses={200: s.EndpointSerializer},
+        summary="Delete (archive) an endpoint; frees one of the 20 slots; queued deliveries fail",
+    )
+    def delete(self, request, id):
+        endpoint = services.endpoint_archive(organization=self.organization, endpoint=self.endpoint(id))
+        return Response(s.EndpointSerializer(endpoint).data)
+
+
+class EndpointActionView(WebhookView):
+    permission = "settings:update"
+    action = ""
+
+    def post(self, request, id):
+        endpoint = self.endpoint(id, include_archived=False)
+        act = getattr(services, f"endpoint_{self.action}")
+        return Response(s.EndpointSerializer(act(organization=self.organization, endpoint=endpoint)).data)
+
+
+class EnableView(EndpointActionView):
+    action = "enable"
+
+    @extend_schema(
+        tags=TAGS,
+        request=None,
+        responses={200: s.EndpointSerializer},
+        summary="Enable a verified endpoint (also resumes a paused one)",
+    )
+    def post(self, request, id):
+        return super().post(request, id)
+
+
+class PauseView(EndpointActionView):
+    action = "pause"
+
+    @extend_schema(
+        tags=TAGS,
+        request=None,
+        responses={200: s.EndpointSerializer},
+        summary="Pause an endpoint: real events stop being sent until it is enabled again",
+    )
+    def post(self, request, id):
+        return super().post(request, id)
+
+
+class TestView(WebhookView):
+    permission = "settings:update"
+
+    @extend_schema(
+        tags=TAGS,
+        request=None,
+        responses={202: QueuedSerializer},
+        summary="Queue a test delivery now (works while disabled or paused; success verifies the endpoint)",
+    )
+    def post(self, request, id):
+        delivery = services.endpoint_test(
+            organization=self.organization, endpoint=self.endpoint(id, include_archived=False)
+        )
+        return _queued(delivery)
+
+
+class RotateSecretView(WebhookView):
+    permission = "settings:update"
+
+    @extend_schema(
+        tags=TAGS,
+        request=None,
+        responses={200: s.SecretRotatedSerializer},
+        summary="Rotate the signing secret (new one shown once; the previous stays valid 24 hours)",
+    )
+    def post(self, request, id):
+        endpoint, secret = services.secret_rotate(
+            organization=self.organization, endpoint=self.endpoint(id, include_archived=False)
+        )
+        return Response({"signing_secret": secret, "previous_secret_expires_at": endpoint.previous_secret_expires_at})
+
+
+class RevokePreviousSecretView(WebhookView):
+    permission = "settings:update"
+
+    @extend_schema(
+        tags=TAGS,
+        request=None,
+        responses={200: s.EndpointSerializer},
+        summary="End the rotation overlap now: only the current secret signs",
+    )
+    def post(self, request, id):
+        endpoint = services.secret_revoke_previous(
+            organization=self.organization, endpoint=self.endpoint(id, include_archived=False)
+        )
+        return Response(s.EndpointSerializer(endpoint).data)
+
+
+class DeliveryPagination(NewestFirstCursorPagination):
+    pass
+
+
+class DeliveryListView(WebhookView):
+    permission = "settings:read"
+    pagination_class = DeliveryPagination
+
+    @extend_schema(
+        tags=TAGS,
+        parameters=[s.DeliveryListQuerySerializer],
+        responses={200: s.DeliverySerializer(many=True)},
+        summary="An endpoint's deliveries, newest first (kept 30 days after they finish)",
+    )
+    def get(self, request, id):
+        endpoint = self.endpoint(id)
+        query = self.parse_query(s.DeliveryListQuerySerializer).validated_data
+        deliveries = WebhookDelivery.objects.for_org(self.organization).filter(endpoint=endpoint)
+        for name in ("status", "event_type", "kind"):
+            if query.get(name):
+                deliveries = deliveries.filter(**{name: query[name]})
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(deliveries, request, view=self)
+        return Response(paginator.get_paginated_response_data(s.DeliverySerializer(page, many=True).data))
+
+
+class DeliveryView(WebhookView):
+    permission = "settings:read"
+
+    @extend_schema(tags=TAGS, responses={200: s.DeliverySerializer}, summary="Read one delivery")
+    def get(self, request, id, delivery_id):
+        return Response(s.DeliverySerializer(self.delivery(id, delivery_id)).data)
+
+
+class ReplayView(WebhookView):
+    permission = "settings:update"
+
+    @extend_schema(
+        tags=TAGS,
+        request=None,
+        responses={202: QueuedSerializer},
+        summary="Replay a delivery: a new physical delivery with the same logical id and payload",
+    )
+    def post(self, request, id, delivery_id):
+        replay = services.delivery_replay(organization=self.organization, delivery=self.delivery(id, delivery_id))
+        return _queued(replay)

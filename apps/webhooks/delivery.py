@@ -1,0 +1,351 @@
+"""Fan-out and delivery: at-least-once, one lease per endpoint, oldest due first.
+
+- fan_out(): turns committed outbox events into deliveries for the enabled endpoints subscribed to them, and marks
+  the events processed, in one transaction (SKIP LOCKED), so an event is neither lost nor fanned out twice.
+- drain_endpoint(): takes the endpoint's lease, claims its due deliveries oldest first (the current test before held
+  ordinary ones), sends each through the SSRF-safe sender and records the outcome. A worker that dies mid-request
+  leaves the delivery in flight with an expiring lease: it is claimed again after the lease runs out.
+"""
+
+import email.utils
+import json
+import logging
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from apps.core import crypto
+from apps.events.models import Event
+from apps.events.services import envelope
+from apps.webhooks import sender
+from apps.webhooks.models import WebhookDelivery, WebhookEndpoint
+
+logger = logging.getLogger("apps.webhooks")
+
+RETRY_DELAYS = (60, 300, 1800, 7200, 28800, 86400)  # 1 min, 5 min, 30 min, 2 h, 8 h, 24 h
+RETRY_AFTER_CAP = 86400
+MAX_REQUESTS = 7
+MAX_PUBLICATIONS = 7
+PUBLICATION_SPACING = timedelta(minutes=5)
+PUBLICATION_DEADLINE = timedelta(hours=48)
+LEASE = timedelta(seconds=60)
+AUTO_PAUSE_AFTER = 20
+RETENTION = timedelta(days=30)
+SECRET_OVERLAP = timedelta(hours=24)
+CLAIM_BATCH = 25
+RETRYABLE_STATUSES = frozenset({408, 425, 429})
+
+Delivered, Retry, Terminal = "delivered", "retry", "terminal"
+
+
+def classify(status: int | None) -> str:
+    """Any 2xx completes; network errors, timeouts, 408, 425, 429 and 5xx are retried; anything else is final."""
+    if status is None:
+        return Retry
+    if 200 <= status < 300:
+        return Delivered
+    if status in RETRYABLE_STATUSES or 500 <= status < 600:
+        return Retry
+    return Terminal
+
+
+def parse_retry_after(value: str | None, now: datetime) -> int | None:
+    """Seconds from a valid Retry-After (delta-seconds or HTTP-date), capped at 24 h; None when absent/invalid."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return min(int(value), RETRY_AFTER_CAP)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None or when.tzinfo is None:
+        return None
+    return min(max(0, int((when - now).total_seconds())), RETRY_AFTER_CAP)
+
+
+def new_delivery(
+    *,
+    endpoint: WebhookEndpoint,
+    body: str,
+    logical_id,
+    event_type: str,
+    kind: str,
+    event=None,
+    now: datetime | None = None,
+) -> WebhookDelivery:
+    now = now or timezone.now()
+    return WebhookDelivery(
+        organization_id=endpoint.organization_id,
+        endpoint=endpoint,
+        event=event,
+        logical_id=logical_id,
+        event_type=event_type,
+        kind=kind,
+        body=body,
+        next_attempt_at=now,
+        deadline_at=now + PUBLICATION_DEADLINE,
+    )
+
+
+def event_body(event: Event) -> str:
+    return json.dumps(envelope(event), separators=(",", ":"))
+
+
+# --- fan-out --------------------------------------------------------------------------------------------------
+
+
+def fan_out(limit: int = 1000) -> tuple[int, set]:
+    """Turn up to `limit` unprocessed events into deliveries. Returns (events processed, endpoint ids with new
+    work)."""
+    touched: set = set()
+    with transaction.atomic():
+        events = list(
+            Event.objects.unscoped()
+            .filter(fanned_out_at__isnull=True)
+            .order_by("created_at", "id")
+            .select_for_update(skip_locked=True)[:limit]
+        )
+        if not events:
+            return 0, touched
+        endpoints_by_org: dict = {}
+        for endpoint in WebhookEndpoint.objects.unscoped().filter(
+            organization_id__in={e.organization_id for e in events},
+            enabled=True,
+            paused=False,
+            archived_at__isnull=True,
+        ):
+            endpoints_by_org.setdefault(endpoint.organization_id, []).append(endpoint)
+        now = timezone.now()
+        deliveries = []
+        for event in events:
+            body = None
+            for endpoint in endpoints_by_org.get(event.organization_id, ()):
+                if event.type in endpoint.events:
+                    body = body or event_body(event)
+                    deliveries.append(
+                        new_delivery(
+                            endpoint=endpoint,
+                            body=body,
+                            logical_id=event.id,
+                            event_type=event.type,
+                            kind=WebhookDelivery.Kind.EVENT,
+                            event=event,
+                            now=now,
+                        )
+                    )
+                    touched.add(endpoint.id)
+        WebhookDelivery.objects.unscoped().bulk_create(deliveries, batch_size=1000)
+        Event.objects.unscoped().filter(id__in=[e.id for e in events]).update(fanned_out_at=now)
+    return len(events), touched
+
+
+# --- claiming and sending -------------------------------------------------------------------------------------
+
+_CLAIM_SQL = """
+WITH due AS (
+    SELECT id FROM webhooks_webhookdelivery
+    WHERE organization_id = %(org)s AND endpoint_id = %(endpoint)s
+      AND ((status = 'pending' AND next_attempt_at <= %(now)s)
+           OR (status = 'in_flight' AND lease_expires_at < %(now)s))
+      AND (last_published_at IS NULL OR last_published_at <= %(spaced)s)
+      AND (%(all_kinds)s OR kind = 'test')
+    ORDER BY (kind = 'test') DESC, next_attempt_at, created_at, id
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE webhooks_webhookdelivery AS d
+SET status = 'in_flight', publications = d.publications + 1, last_published_at = %(now)s,
+    lease_expires_at = %(lease)s, updated_at = %(now)s
+FROM due WHERE d.id = due.id
+RETURNING d.id
+"""
+
+
+def _take_lease(endpoint_id, now: datetime) -> WebhookEndpoint | None:
+    updated = (
+        WebhookEndpoint.objects.unscoped()
+        .filter(id=endpoint_id, archived_at__isnull=True)
+        .filter(models_q_lease_free(now))
+        .update(lease_until=now + LEASE)
+    )
+    if not updated:
+        return None
+    return WebhookEndpoint.objects.unscoped().get(id=endpoint_id)
+
+
+def models_q_lease_free(now: datetime) -> Q:
+    return Q(lease_until__isnull=True) | Q(lease_until__lt=now)
+
+
+def _release_lease(endpoint_id) -> None:
+    WebhookEndpoint.objects.unscoped().filter(id=endpoint_id).update(lease_until=None)
+
+
+def _claim(endpoint: WebhookEndpoint, now: datetime, limit: int) -> list[WebhookDelivery]:
+    all_kinds = endpoint.enabled and not endpoint.paused
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            _CLAIM_SQL,
+            {
+                "org": endpoint.organization_id,
+                "endpoint": endpoint.id,
+                "now": now,
+                "spaced": now - PUBLICATION_SPACING,
+                "all_kinds": all_kinds,
+                "limit": limit,
+                "lease": now + LEASE,
+            },
+        )
+        ids = [row[0] for row in cursor.fetchall()]
+    deliveries = WebhookDelivery.objects.unscoped().filter(id__in=ids)
+    order = {"test": 0}
+    return sorted(deliveries, key=lambda d: (order.get(d.kind, 1), d.next_attempt_at, d.created_at, str(d.id)))
+
+
+def valid_secrets(endpoint: WebhookEndpoint, now: datetime) -> list[str]:
+    secrets = [crypto.decrypt(endpoint.secret_encrypted)]
+    if (
+        endpoint.previous_secret_encrypted
+        and endpoint.previous_secret_expires_at
+        and (endpoint.previous_secret_expires_at > now)
+    ):
+        secrets.append(crypto.decrypt(endpoint.previous_secret_encrypted))
+    return secrets
+
+
+def request_headers(*, secrets: list[str], delivery_id: str, body: bytes, timestamp: int) -> dict[str, str]:
+    return {
+        "Content-Type": "application/json",
+        "User-Agent": settings.SVC_WEBHOOK_USER_AGENT,
+        "X-Service-Delivery-Id": delivery_id,
+        "X-Service-Timestamp": str(timestamp),
+        "X-Service-Signature": sender.signature_header(secrets, timestamp, delivery_id, body),
+    }
+
+
+@dataclass
+class DrainResult:
+    sent: int = 0
+    more: bool = False
+
+
+def drain_endpoint(endpoint_id, *, max_deliveries: int = 200, max_seconds: float = 20.0) -> DrainResult:
+    """Deliver an endpoint's due work while holding its lease. Returns whether due work remains."""
+    result = DrainResult()
+    now = timezone.now()
+    endpoint = _take_lease(endpoint_id, now)
+    if endpoint is None:
+        return result  # another worker holds the lease (or the endpoint is gone)
+    started = time.monotonic()
+    try:
+        secrets = valid_secrets(endpoint, now)
+        while result.sent < max_deliveries and time.monotonic() - started < max_seconds:
+            batch = _claim(endpoint, timezone.now(), min(CLAIM_BATCH, max_deliveries - result.sent))
+            if not batch:
+                return result
+            for delivery in batch:
+                attempt(endpoint, delivery, secrets)
+                result.sent += 1
+                endpoint.refresh_from_db(fields=["enabled", "paused", "consecutive_failures"])
+            WebhookEndpoint.objects.unscoped().filter(id=endpoint.id).update(lease_until=timezone.now() + LEASE)
+        result.more = True
+        return result
+    finally:
+        _release_lease(endpoint.id)
+
+
+def attempt(endpoint: WebhookEndpoint, delivery: WebhookDelivery, secrets: list[str]) -> str:
+    """One outbound request for a claimed delivery, then its outcome. Returns delivered/retry/terminal."""
+    now = timezone.now()
+    if now >= delivery.deadline_at or delivery.attempts >= MAX_REQUESTS or delivery.publications > MAX_PUBLICATIONS:
+        _finish(endpoint, delivery, WebhookDelivery.Status.FAILED, error="retries exhausted", now=now)
+        return Terminal
+    body = delivery.body.encode()
+    headers = request_headers(secrets=secrets, delivery_id=str(delivery.id), body=body, timestamp=int(time.time()))
+    outcome = sender.post(endpoint.url, body, headers)
+    return record_outcome(endpoint, delivery, outcome)
+
+
+def record_outcome(endpoint: WebhookEndpoint, delivery: WebhookDelivery, outcome: sender.Outcome) -> str:
+    now = timezone.now()
+    verdict = classify(outcome.status)
+    delivery.attempts += 1
+    delivery.response_status = outcome.status
+    delivery.response_snippet = outcome.snippet
+    delivery.last_error = outcome.error[:500]
+    if verdict == Delivered:
+        _finish(endpoint, delivery, WebhookDelivery.Status.DELIVERED, now=now)
+        return Delivered
+    if outcome.status is not None and not outcome.error:
+        delivery.last_error = f"HTTP {outcome.status}"
+    if verdict == Retry and delivery.kind != WebhookDelivery.Kind.TEST:
+        delay = parse_retry_after(outcome.retry_after, now) if outcome.status is not None else None
+        if delay is None:
+            delay = RETRY_DELAYS[min(delivery.attempts, len(RETRY_DELAYS)) - 1]
+        due = max(now + timedelta(seconds=delay), (delivery.last_published_at or now) + PUBLICATION_SPACING)
+        if delivery.attempts < MAX_REQUESTS and delivery.publications < MAX_PUBLICATIONS and due < delivery.deadline_at:
+            delivery.status = WebhookDelivery.Status.PENDING
+            delivery.next_attempt_at = due
+            delivery.lease_expires_at = None
+            delivery.save()
+            return Retry
+    _finish(endpoint, delivery, WebhookDelivery.Status.FAILED, now=now)
+    return Terminal
+
+
+def _finish(endpoint: WebhookEndpoint, delivery: WebhookDelivery, status: str, *, now, error: str | None = None):
+    delivery.status = status
+    delivery.completed_at = now
+    delivery.lease_expires_at = None
+    if error:
+        delivery.last_error = error
+    with transaction.atomic():
+        delivery.save()
+        endpoints = WebhookEndpoint.objects.unscoped().filter(id=endpoint.id)
+        if status == WebhookDelivery.Status.DELIVERED:
+            changes = {"consecutive_failures": 0}
+            if delivery.kind == WebhookDelivery.Kind.TEST:
+                changes["verified_at"] = now
+            endpoints.update(**changes)
+        elif delivery.kind != WebhookDelivery.Kind.TEST:
+            endpoints.update(consecutive_failures=F("consecutive_failures") + 1)
+            # 20 consecutive terminal failures: disable and pause (a success in between resets the streak).
+            paused = endpoints.filter(consecutive_failures__gte=AUTO_PAUSE_AFTER, paused=False).update(
+                enabled=False, paused=True, paused_reason="consecutive_failures"
+            )
+            if paused:
+                logger.warning(
+                    "webhook endpoint %s paused after %s consecutive failures", endpoint.id, AUTO_PAUSE_AFTER
+                )
+
+
+def due_endpoint_ids(limit: int = 500) -> list:
+    """Endpoints with work that may be published now (the dispatch sweep)."""
+    now = timezone.now()
+    return list(
+        WebhookDelivery.objects.unscoped()
+        .filter(next_attempt_at__lte=now, status__in=["pending", "in_flight"])
+        .filter(models_q_due(now))
+        .values_list("endpoint_id", flat=True)
+        .distinct()[:limit]
+    )
+
+
+def models_q_due(now: datetime) -> Q:
+    return (Q(status="pending") | Q(status="in_flight", lease_expires_at__lt=now)) & (
+        Q(last_published_at__isnull=True) | Q(last_published_at__lte=now - PUBLICATION_SPACING)
+    )
+
+
+def purge_finished(now: datetime | None = None) -> int:
+    """Completed and failed delivery records are kept 30 days."""
+    cutoff = (now or timezone.now()) - RETENTION
+    deleted, _ = WebhookDelivery.objects.unscoped().filter(completed_at__lt=cutoff).delete()
+    return deleted
