@@ -18,8 +18,17 @@ class Credential:
     bound_organization_id: UUID | None = None
     # Identity of the rate-limit bucket this credential draws from (None: not limited here).
     bucket_id: str | None = None
+    # OAuth: the connection (the practice-bound grant) the token belongs to.
+    connection_id: UUID | None = None
     record: Any = field(default=None, compare=False, repr=False)
 
     @property
     def is_machine(self) -> bool:
         return self.kind != SESSION
+
+
+def connection_still_active(credential: Credential) -> bool:
+    """Re-read whether an OAuth credential's connection is still connected (it may be revoked mid-request).
+    The OAuth token record answers `connection_is_active()`; anything else counts as active."""
+    check = getattr(credential.record, "connection_is_active", None)
+    return bool(check()) if callable(check) else True

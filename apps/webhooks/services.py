@@ -5,15 +5,27 @@ import secrets as secrets_module
 import uuid
 from dataclasses import dataclass
 
-from django.db import transaction
+from django.conf import settings
+from django.db import connection, transaction
 from django.utils import timezone
 
 from apps.accounts.models import Organization
 from apps.core import crypto
+from apps.core.credentials import connection_still_active
 from apps.core.errors import ValidationFailed
 from apps.webhooks import delivery as engine
 from apps.webhooks import sender
-from apps.webhooks.errors import EndpointArchived, EndpointLimitReached, EndpointNotVerified, NoPreviousSecret
+from apps.webhooks.errors import (
+    EndpointArchived,
+    EndpointLimitReached,
+    EndpointNotVerified,
+    EndpointPaused,
+    NoPreviousSecret,
+    OAuthConnectionRevoked,
+    SubscriptionConflict,
+    SubscriptionInProgress,
+    VerificationFailed,
+)
 from apps.webhooks.models import MAX_ENDPOINTS, WebhookDelivery, WebhookEndpoint
 
 SECRET_PREFIX = "whsec_"
@@ -206,3 +218,108 @@ def secret_revoke_previous(*, organization, endpoint: WebhookEndpoint) -> Webhoo
     endpoint.previous_secret_expires_at = None
     endpoint.save()
     return endpoint
+
+
+# --- managed subscriptions (OAuth connections) -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Subscription:
+    endpoint: WebhookEndpoint
+    signing_secret: str
+    created: bool
+    # Set when the verification probe failed: the endpoint was archived (its slot returned) and the caller
+    # answers 409 WEBHOOK_VERIFICATION_FAILED once this transaction has committed.
+    failure: VerificationFailed | None = None
+
+
+def _probe(url: str) -> sender.Outcome:
+    """The verification probe: the receiver must answer 2xx echoing X-Hook-Secret. The challenge is never stored."""
+    challenge = secrets_module.token_urlsafe(32)
+    body = json.dumps({"type": "webhook_subscription.verify", "challenge": challenge}, separators=(",", ":"))
+    outcome = sender.post(
+        url,
+        body.encode(),
+        {"Content-Type": "application/json", "User-Agent": settings.SVC_WEBHOOK_USER_AGENT, "X-Hook-Secret": challenge},
+    )
+    echoed = next((v for k, v in outcome.headers.items() if k.lower() == "x-hook-secret"), "")
+    verified = (
+        outcome.status is not None and 200 <= outcome.status < 300 and crypto.constant_time_equals(echoed, challenge)
+    )
+    return outcome if not verified else sender.Outcome(outcome.status, "", "", None, {"verified": "1"})
+
+
+def _verification_failed(outcome: sender.Outcome) -> VerificationFailed:
+    error = outcome.error or ("the receiver did not echo X-Hook-Secret" if outcome.status else "no response")
+    return VerificationFailed(details={"responseStatus": outcome.status, "error": error})
+
+
+@transaction.atomic
+def subscription_upsert(
+    *, organization, user, credential, name: str, url: str, events: list[str], subscription_key: str
+) -> Subscription:
+    """Idempotent subscribe for an OAuth connection (spec rule 7).
+
+    Concurrent identical calls converge: a transaction-scoped advisory lock on (practice, key) is taken without
+    waiting; while another call holds it (its endpoint not committed yet) the answer is 409 IN_PROGRESS, after it
+    commits the same call finds the endpoint and answers 200 with the same secret.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0))", [f"{organization.pk}:{subscription_key}"]
+        )
+        if not cursor.fetchone()[0]:
+            raise SubscriptionInProgress()
+    existing = (
+        WebhookEndpoint.objects.for_org(organization)
+        .select_for_update()
+        .filter(subscription_key=subscription_key, archived_at__isnull=True)
+        .first()
+    )
+    if existing is not None:
+        if existing.connection_id != credential.connection_id or existing.url != url:
+            raise SubscriptionConflict()
+        if existing.paused:
+            raise EndpointPaused()
+        existing.name, existing.events = name.strip(), list(dict.fromkeys(events))
+        if not existing.enabled:  # repair: a disabled subscription proves itself again, then runs
+            outcome = _probe(url)
+            if outcome.headers.get("verified") != "1":
+                existing.save()
+                return Subscription(existing, "", created=False, failure=_verification_failed(outcome))
+            existing.enabled, existing.verified_at = True, timezone.now()
+        existing.save()
+        return Subscription(existing, crypto.decrypt(existing.secret_encrypted), created=False)
+
+    created = endpoint_create(
+        organization=organization,
+        user=user,
+        name=name,
+        url=url,
+        events=events,
+        subscription_key=subscription_key,
+        connection_id=credential.connection_id,
+    )
+    outcome = _probe(url)
+    if outcome.headers.get("verified") != "1":
+        # The slot is returned: the endpoint is archived (kept for the record, not counted).
+        endpoint_archive(organization=organization, endpoint=created.endpoint)
+        return Subscription(created.endpoint, "", created=True, failure=_verification_failed(outcome))
+    if not connection_still_active(credential):
+        raise OAuthConnectionRevoked()
+    endpoint = created.endpoint
+    endpoint.enabled, endpoint.verified_at = True, timezone.now()
+    endpoint.save(update_fields=["enabled", "verified_at", "updated_at"])
+    return Subscription(endpoint, created.signing_secret, created=True)
+
+
+@transaction.atomic
+def endpoints_archive_for_connection(*, organization, connection_id) -> int:
+    """A disconnected OAuth connection: its endpoints are archived and their queued deliveries fail."""
+    count = 0
+    for endpoint in WebhookEndpoint.objects.for_org(organization).filter(
+        connection_id=connection_id, archived_at__isnull=True
+    ):
+        endpoint_archive(organization=organization, endpoint=endpoint)
+        count += 1
+    return count

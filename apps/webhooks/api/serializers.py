@@ -106,3 +106,12 @@ class DeliveryListQuerySerializer(StrictSerializer):
     kind = serializers.ChoiceField(choices=WebhookDelivery.Kind.choices, required=False)
     limit = serializers.IntegerField(min_value=1, max_value=100, required=False)
     cursor = serializers.CharField(max_length=500, required=False)
+
+
+class SubscriptionWriteSerializer(EndpointWriteSerializer):
+    subscription_key = serializers.CharField(
+        min_length=1, max_length=200, help_text="The caller's idempotency key for this subscription."
+    )
+
+    class Meta:
+        ref_name = "WebhookSubscriptionWrite"

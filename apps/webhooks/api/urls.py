@@ -7,6 +7,7 @@ ONE = f"{BASE}/<uuid_param:id>"
 
 urlpatterns = [
     path(BASE, views.EndpointListView.as_view()),
+    path(f"{BASE}/subscriptions", views.SubscriptionView.as_view()),
     path(ONE, views.EndpointView.as_view()),
     path(f"{ONE}/test", views.TestView.as_view()),
     path(f"{ONE}/enable", views.EnableView.as_view()),

@@ -4,10 +4,12 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from apps.core.credentials import OAUTH
 from apps.core.pagination import NewestFirstCursorPagination
 from apps.core.views import BaseApiView
 from apps.webhooks import services
 from apps.webhooks.api import serializers as s
+from apps.webhooks.errors import OAuthConnectionRequired
 from apps.webhooks.models import MAX_ENDPOINTS, WebhookDelivery, WebhookEndpoint
 
 TAGS = ["outbound-webhooks"]
@@ -229,3 +231,33 @@ class ReplayView(WebhookView):
     def post(self, request, id, delivery_id):
         replay = services.delivery_replay(organization=self.organization, delivery=self.delivery(id, delivery_id))
         return _queued(replay)
+
+
+class SubscriptionView(WebhookView):
+    """Managed subscriptions for integrations connected through OAuth."""
+
+    permission = "settings:update"
+
+    @extend_schema(
+        tags=TAGS,
+        request=s.SubscriptionWriteSerializer,
+        responses={201: s.EndpointCreatedSerializer, 200: s.EndpointCreatedSerializer},
+        summary="Subscribe idempotently (OAuth connections only); verified by an X-Hook-Secret probe",
+        description="A probe POST carries X-Hook-Secret; the endpoint is enabled only when the receiver answers 2xx "
+        "echoing it (else 409 WEBHOOK_VERIFICATION_FAILED and the endpoint is archived). Repeating with the same "
+        "subscriptionKey returns the same endpoint and signingSecret with 200, even at the 20-endpoint cap; name and "
+        "events changes apply; a different url, or a key of another connection, is 409 WEBHOOK_SUBSCRIPTION_CONFLICT; "
+        "a paused endpoint stays paused (409 WEBHOOK_ENDPOINT_PAUSED). API keys and sessions get 403 "
+        "OAUTH_CONNECTION_REQUIRED.",
+    )
+    def post(self, request):
+        if request.auth.kind != OAUTH or request.auth.connection_id is None:
+            raise OAuthConnectionRequired()
+        data = self.parse_body(s.SubscriptionWriteSerializer).validated_data
+        result = services.subscription_upsert(
+            organization=self.organization, user=request.user, credential=request.auth, **data
+        )
+        if result.failure is not None:
+            raise result.failure
+        body = s.EndpointSerializer(result.endpoint).data | {"signing_secret": result.signing_secret}
+        return Response(body, status=201 if result.created else 200)
