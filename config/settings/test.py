@@ -5,7 +5,8 @@ import os
 from .base import *  # noqa: F403
 from .base import CACHES, CHANNEL_LAYERS, DATABASES, REDIS_URL
 
-DEBUG = False
+DEBUG = os.environ.get("DEBUG") == "1"  # the e2e webhook worker runs with DEBUG=1 to reach a loopback receiver
+SVC_WEBHOOKS_ALLOW_LOOPBACK = os.environ.get("SVC_WEBHOOKS_ALLOW_LOOPBACK") == "1"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed only; production keeps PBKDF2
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 

@@ -1,0 +1,64 @@
+"""A real Celery worker process on the real Redis broker, reading the test database."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+
+@pytest.fixture
+def worker_env(transactional_db):
+    db = settings.DATABASES["default"]
+    database_url = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{connection.settings_dict['NAME']}"
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": database_url,
+        "CELERY_TASK_ALWAYS_EAGER": "0",
+        "PYTEST_XDIST_WORKER": os.environ.get("PYTEST_XDIST_WORKER", "gw0"),
+    }
+
+
+@pytest.fixture
+def start_worker(worker_env):
+    processes = []
+
+    def start(**extra_env):
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "--pool",
+                "solo",
+                "--loglevel",
+                "WARNING",
+                "--without-heartbeat",
+                "--without-gossip",
+                "--without-mingle",
+            ],
+            env={**worker_env, **extra_env},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        processes.append(process)
+        return process
+
+    yield start
+    for process in processes:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+@pytest.fixture
+def worker(start_worker):
+    return start_worker()
