@@ -250,15 +250,39 @@ def drain_endpoint(endpoint_id, *, max_deliveries: int = 200, max_seconds: float
             batch = _claim(endpoint, timezone.now(), min(CLAIM_BATCH, max_deliveries - result.sent))
             if not batch:
                 return result
+            held = False
             for delivery in batch:
+                # Re-read before each send: a pause, a url change or a delete mid-batch takes effect at once.
+                endpoint.refresh_from_db(fields=["enabled", "paused", "url", "archived_at", "consecutive_failures"])
+                if held or not _may_send(endpoint, delivery):
+                    _hand_back(delivery)
+                    held = True
+                    continue
                 attempt(endpoint, delivery, secrets)
                 result.sent += 1
-                endpoint.refresh_from_db(fields=["enabled", "paused", "consecutive_failures"])
+            if held:
+                return result
             WebhookEndpoint.objects.unscoped().filter(id=endpoint.id).update(lease_until=timezone.now() + LEASE)
         result.more = True
         return result
     finally:
         _release_lease(endpoint.id)
+
+
+def _may_send(endpoint: WebhookEndpoint, delivery: WebhookDelivery) -> bool:
+    if endpoint.archived_at is not None:
+        return False
+    return delivery.kind == WebhookDelivery.Kind.TEST or (endpoint.enabled and not endpoint.paused)
+
+
+def _hand_back(delivery: WebhookDelivery) -> None:
+    """Undo a claim that will not be sent now: the delivery waits, as if never handed out this time."""
+    WebhookDelivery.objects.unscoped().filter(id=delivery.id, status=WebhookDelivery.Status.IN_FLIGHT).update(
+        status=WebhookDelivery.Status.PENDING,
+        publications=F("publications") - 1,
+        last_published_at=None,
+        lease_expires_at=None,
+    )
 
 
 def attempt(endpoint: WebhookEndpoint, delivery: WebhookDelivery, secrets: list[str]) -> str:
@@ -310,10 +334,10 @@ def _finish(endpoint: WebhookEndpoint, delivery: WebhookDelivery, status: str, *
         delivery.save()
         endpoints = WebhookEndpoint.objects.unscoped().filter(id=endpoint.id)
         if status == WebhookDelivery.Status.DELIVERED:
-            changes = {"consecutive_failures": 0}
+            endpoints.update(consecutive_failures=0)
             if delivery.kind == WebhookDelivery.Kind.TEST:
-                changes["verified_at"] = now
-            endpoints.update(**changes)
+                # Only the url the test reached is verified (a PATCH may have moved the endpoint meanwhile).
+                endpoints.filter(url=endpoint.url).update(verified_at=now)
         elif delivery.kind != WebhookDelivery.Kind.TEST:
             endpoints.update(consecutive_failures=F("consecutive_failures") + 1)
             # 20 consecutive terminal failures: disable and pause (a success in between resets the streak).
