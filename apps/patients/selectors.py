@@ -42,8 +42,16 @@ class PatientQuery:
     ids: tuple[UUID, ...] | None = None
 
 
-def _search_condition(q: str) -> Q:
+def search_text(q: str) -> str:
+    """What the trigram search compares. For an e-mail address only the part before @ counts: every address
+    shares the trigrams of its provider's domain, which would match half the practice."""
     text = q.strip().lower()
+    local, at, _domain = text.partition("@")
+    return local if at and len(local) >= 3 else text
+
+
+def _search_condition(q: str) -> Q:
+    text = search_text(q)
     condition = Q(search_document__trigram_word_similar=text)
     digits = _NON_DIGITS.sub("", q)
     # A phone typed with spaces, dashes or a + still finds the digits-only phone in the search document.
@@ -127,7 +135,7 @@ def patient_filtered(*, organization, query: PatientQuery) -> QuerySet[Patient]:
 def patient_ordered(queryset: QuerySet, query: PatientQuery) -> QuerySet:
     descending = query.direction == "desc"
     if query.sort == RELEVANCE:
-        queryset = queryset.annotate(relevance=TrigramWordSimilarity(query.q.strip().lower(), "search_document"))
+        queryset = queryset.annotate(relevance=TrigramWordSimilarity(search_text(query.q), "search_document"))
         expression = F("relevance")
     else:
         expression = SORTS[query.sort]

@@ -97,8 +97,9 @@ DATABASES = {
 }
 DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = 3
 # Typo-tolerant patient search: a query matches when its trigrams resemble a stretch of the search document
-# this much (pg_trgm's default of 0.6 misses a single typo in a short name).
-SVC_SEARCH_WORD_SIMILARITY = 0.3
+# this much. pg_trgm's default of 0.6 misses a single typo in a short name; 0.3 lets common trigrams (".com",
+# frequent name parts) match thousands of rows. 0.4 keeps one typo per word and stays selective (docs/benchmarks.md).
+SVC_SEARCH_WORD_SIMILARITY = 0.4
 DATABASES["default"]["OPTIONS"]["options"] = f"-c pg_trgm.word_similarity_threshold={SVC_SEARCH_WORD_SIMILARITY}"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
