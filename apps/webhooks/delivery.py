@@ -12,7 +12,7 @@ import json
 import logging
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -59,8 +59,9 @@ def parse_retry_after(value: str | None, now: datetime) -> int | None:
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
-        return min(int(value), RETRY_AFTER_CAP)
+    if value.isascii() and value.isdigit():
+        digits = value.lstrip("0") or "0"
+        return RETRY_AFTER_CAP if len(digits) > 6 else min(int(digits), RETRY_AFTER_CAP)
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
@@ -85,6 +86,7 @@ def new_delivery(
         organization_id=endpoint.organization_id,
         endpoint=endpoint,
         event=event,
+        event_created_at=event.created_at if event is not None else None,
         logical_id=logical_id,
         event_type=event_type,
         kind=kind,
@@ -156,7 +158,8 @@ WITH due AS (
            OR (status = 'in_flight' AND lease_expires_at < %(now)s))
       AND (last_published_at IS NULL OR last_published_at <= %(spaced)s)
       AND (%(all_kinds)s OR kind = 'test')
-    ORDER BY (kind = 'test') DESC, next_attempt_at, created_at, id
+      AND publications < %(max_publications)s
+    ORDER BY (kind = 'test') DESC, next_attempt_at, event_created_at NULLS LAST, created_at, id
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
 )
@@ -168,24 +171,30 @@ RETURNING d.id
 """
 
 
-def _take_lease(endpoint_id, now: datetime) -> WebhookEndpoint | None:
+def _take_lease(endpoint_id, now: datetime) -> tuple[WebhookEndpoint, datetime] | None:
+    """Take the endpoint's lease; returns (endpoint, lease value) or None when another worker holds it."""
+    until = now + LEASE
     updated = (
         WebhookEndpoint.objects.unscoped()
         .filter(id=endpoint_id, archived_at__isnull=True)
-        .filter(models_q_lease_free(now))
-        .update(lease_until=now + LEASE)
+        .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
+        .update(lease_until=until)
     )
     if not updated:
         return None
-    return WebhookEndpoint.objects.unscoped().get(id=endpoint_id)
+    return WebhookEndpoint.objects.unscoped().get(id=endpoint_id), until
 
 
-def models_q_lease_free(now: datetime) -> Q:
-    return Q(lease_until__isnull=True) | Q(lease_until__lt=now)
+def _renew_lease(endpoint_id, held: datetime) -> datetime | None:
+    """Extend our lease before each request; None means we lost it (it expired and another worker took it)."""
+    until = timezone.now() + LEASE
+    renewed = WebhookEndpoint.objects.unscoped().filter(id=endpoint_id, lease_until=held).update(lease_until=until)
+    return until if renewed else None
 
 
-def _release_lease(endpoint_id) -> None:
-    WebhookEndpoint.objects.unscoped().filter(id=endpoint_id).update(lease_until=None)
+def _release_lease(endpoint_id, held: datetime | None) -> None:
+    if held is not None:
+        WebhookEndpoint.objects.unscoped().filter(id=endpoint_id, lease_until=held).update(lease_until=None)
 
 
 def _claim(endpoint: WebhookEndpoint, now: datetime, limit: int) -> list[WebhookDelivery]:
@@ -201,12 +210,16 @@ def _claim(endpoint: WebhookEndpoint, now: datetime, limit: int) -> list[Webhook
                 "all_kinds": all_kinds,
                 "limit": limit,
                 "lease": now + LEASE,
+                "max_publications": MAX_PUBLICATIONS,
             },
         )
         ids = [row[0] for row in cursor.fetchall()]
     deliveries = WebhookDelivery.objects.unscoped().filter(id__in=ids)
-    order = {"test": 0}
-    return sorted(deliveries, key=lambda d: (order.get(d.kind, 1), d.next_attempt_at, d.created_at, str(d.id)))
+    never = datetime.max.replace(tzinfo=UTC)
+    return sorted(
+        deliveries,
+        key=lambda d: (d.kind != "test", d.next_attempt_at, d.event_created_at or never, d.created_at, str(d.id)),
+    )
 
 
 def valid_secrets(endpoint: WebhookEndpoint, now: datetime) -> list[str]:
@@ -240,9 +253,11 @@ def drain_endpoint(endpoint_id, *, max_deliveries: int = 200, max_seconds: float
     """Deliver an endpoint's due work while holding its lease. Returns whether due work remains."""
     result = DrainResult()
     now = timezone.now()
-    endpoint = _take_lease(endpoint_id, now)
-    if endpoint is None:
+    taken = _take_lease(endpoint_id, now)
+    if taken is None:
         return result  # another worker holds the lease (or the endpoint is gone)
+    endpoint, held = taken
+    expire_exhausted(now, endpoint_id=endpoint.id)
     started = time.monotonic()
     try:
         secrets = valid_secrets(endpoint, now)
@@ -250,23 +265,25 @@ def drain_endpoint(endpoint_id, *, max_deliveries: int = 200, max_seconds: float
             batch = _claim(endpoint, timezone.now(), min(CLAIM_BATCH, max_deliveries - result.sent))
             if not batch:
                 return result
-            held = False
+            stop = False
             for delivery in batch:
-                # Re-read before each send: a pause, a url change or a delete mid-batch takes effect at once.
-                endpoint.refresh_from_db(fields=["enabled", "paused", "url", "archived_at", "consecutive_failures"])
-                if held or not _may_send(endpoint, delivery):
+                # Re-read before each send: a pause, a url change or a delete mid-batch takes effect at once; and
+                # renew the lease so a slow batch never overlaps a second worker.
+                if not stop:
+                    held = _renew_lease(endpoint.id, held)
+                    endpoint.refresh_from_db(fields=["enabled", "paused", "url", "archived_at"])
+                    stop = held is None or not _may_send(endpoint, delivery)
+                if stop:
                     _hand_back(delivery)
-                    held = True
                     continue
                 attempt(endpoint, delivery, secrets)
                 result.sent += 1
-            if held:
+            if stop:
                 return result
-            WebhookEndpoint.objects.unscoped().filter(id=endpoint.id).update(lease_until=timezone.now() + LEASE)
         result.more = True
         return result
     finally:
-        _release_lease(endpoint.id)
+        _release_lease(endpoint.id, held)
 
 
 def _may_send(endpoint: WebhookEndpoint, delivery: WebhookDelivery) -> bool:
@@ -292,6 +309,15 @@ def attempt(endpoint: WebhookEndpoint, delivery: WebhookDelivery, secrets: list[
         _finish(endpoint, delivery, WebhookDelivery.Status.FAILED, error="retries exhausted", now=now)
         return Terminal
     body = delivery.body.encode()
+    if len(body) > sender.MAX_BODY_BYTES:
+        _finish(
+            endpoint,
+            delivery,
+            WebhookDelivery.Status.FAILED,
+            now=now,
+            error=f"the payload is over {sender.MAX_BODY_BYTES} bytes",
+        )
+        return Terminal
     headers = request_headers(secrets=secrets, delivery_id=str(delivery.id), body=body, timestamp=int(time.time()))
     outcome = sender.post(endpoint.url, body, headers)
     return record_outcome(endpoint, delivery, outcome)
@@ -365,6 +391,29 @@ def due_endpoint_ids(limit: int = 500) -> list:
 def models_q_due(now: datetime) -> Q:
     return (Q(status="pending") | Q(status="in_flight", lease_expires_at__lt=now)) & (
         Q(last_published_at__isnull=True) | Q(last_published_at__lte=now - PUBLICATION_SPACING)
+    )
+
+
+def expire_exhausted(now: datetime | None = None, *, endpoint_id=None) -> int:
+    """Deliveries past their 48-hour publication deadline, or handed out seven times, fail (the sweep). This also
+    ends deliveries held on an endpoint that stayed disabled or paused."""
+    now = now or timezone.now()
+    deliveries = WebhookDelivery.objects.unscoped()
+    if endpoint_id is not None:
+        deliveries = deliveries.filter(endpoint_id=endpoint_id)
+    return (
+        deliveries.filter(
+            # Never one a worker is sending right now (in flight under a live lease).
+            Q(status=WebhookDelivery.Status.PENDING)
+            | Q(status=WebhookDelivery.Status.IN_FLIGHT, lease_expires_at__lt=now)
+        )
+        .filter(Q(deadline_at__lte=now) | Q(publications__gte=MAX_PUBLICATIONS))
+        .update(
+            status=WebhookDelivery.Status.FAILED,
+            completed_at=now,
+            lease_expires_at=None,
+            last_error="retries exhausted",
+        )
     )
 
 

@@ -70,6 +70,8 @@ class WebhookDelivery(TenantModel):
 
     endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries")
     event = models.ForeignKey("events.Event", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # The event's own time: deliveries of one fan-out go out in event order even when created in the same instant.
+    event_created_at = models.DateTimeField(null=True, blank=True)
     logical_id = models.UUIDField(help_text="The envelope id: the same across retries and replays.")
     event_type = models.CharField(max_length=64)
     kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.EVENT)

@@ -22,6 +22,7 @@ MAX_URL_BYTES = 2048
 TIMEOUT_SECONDS = 10.0
 SNIPPET_CHARS = 2048
 
+_GLOBAL_UNICAST_V6 = ipaddress.ip_network("2000::/3")
 _NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
 
 
@@ -47,6 +48,8 @@ def _is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
         if address.sixtofour is not None or address.teredo is not None:
             return False
         if any(address in network for network in _NAT64):
+            return False
+        if address not in _GLOBAL_UNICAST_V6:  # e.g. IPv4-compatible ::7f00:1, IPv4-translated ::ffff:0:…
             return False
     return address.is_global and not address.is_multicast
 

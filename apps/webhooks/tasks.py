@@ -33,6 +33,7 @@ def sweep() -> int:
     """Every minute (beat): the recovery path. Fans out anything a lost on-commit hook missed (a commit that
     succeeded while the broker was down) and republishes endpoints with due or lost-lease deliveries."""
     fan_out()
+    delivery.expire_exhausted()
     endpoints = delivery.due_endpoint_ids()
     for endpoint_id in endpoints:
         drain.delay(str(endpoint_id))
