@@ -323,3 +323,35 @@ def endpoints_archive_for_connection(*, organization, connection_id) -> int:
         endpoint_archive(organization=organization, endpoint=endpoint)
         count += 1
     return count
+
+
+# Whether an OAuth connection still has its consent: the OAuth app registers the real check in its ready().
+# Until one is registered no endpoint is archived by the sweep (nothing can have disconnected).
+_connection_checkers: list = []
+
+
+def register_connection_checker(checker) -> None:
+    """checker(connection_ids: set) -> set of the ids that are still connected."""
+    if checker not in _connection_checkers:
+        _connection_checkers.append(checker)
+
+
+def archive_endpoints_of_lost_connections() -> int:
+    """Hourly (beat): archive the endpoints of connections whose consent disappeared; their queued deliveries fail."""
+    if not _connection_checkers:
+        return 0
+    endpoints = list(
+        WebhookEndpoint.objects.unscoped()
+        .filter(connection_id__isnull=False, archived_at__isnull=True)
+        .select_related("organization")
+    )
+    connection_ids = {endpoint.connection_id for endpoint in endpoints}
+    still_connected = set(connection_ids)
+    for checker in _connection_checkers:
+        still_connected &= set(checker(connection_ids))
+    archived = 0
+    for endpoint in endpoints:
+        if endpoint.connection_id not in still_connected:
+            endpoint_archive(organization=endpoint.organization, endpoint=endpoint)
+            archived += 1
+    return archived

@@ -43,3 +43,10 @@ def sweep() -> int:
 @shared_task(name="apps.webhooks.tasks.purge_old_deliveries")
 def purge_old_deliveries() -> int:
     return delivery.purge_finished()
+
+
+@shared_task(name="apps.webhooks.tasks.archive_lost_subscriptions")
+def archive_lost_subscriptions() -> int:
+    from apps.webhooks.services import archive_endpoints_of_lost_connections
+
+    return archive_endpoints_of_lost_connections()

@@ -230,6 +230,7 @@ CELERY_BEAT_SCHEDULE = {
     "purge-expired-sessions": {"task": "apps.accounts.tasks.purge_expired_sessions", "schedule": 3600.0},
     "webhooks-sweep": {"task": "apps.webhooks.tasks.sweep", "schedule": 60.0},
     "webhooks-purge": {"task": "apps.webhooks.tasks.purge_old_deliveries", "schedule": 3600.0},
+    "webhooks-lost-subscriptions": {"task": "apps.webhooks.tasks.archive_lost_subscriptions", "schedule": 3600.0},
 }
 
 CHANNEL_LAYERS = {

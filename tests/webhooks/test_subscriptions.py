@@ -236,3 +236,31 @@ def test_concurrent_identical_calls_converge(connect, owner, receiver):
     assert WebhookEndpoint.objects.for_org(owner.organization).filter(archived_at__isnull=True).count() == 1
     after = post(client, body(receiver))
     assert after.status_code == 200
+
+
+def test_the_hourly_sweep_archives_endpoints_whose_connection_lost_consent(
+    connect, owner, receiver, echoing, monkeypatch
+):
+    from apps.webhooks import services
+    from apps.webhooks.tasks import archive_lost_subscriptions
+
+    first_client, _ = connect()
+    second_client, _ = connect()
+    kept = post(first_client, body(receiver, key="kept")).json()
+    lost = post(second_client, body(receiver, key="lost")).json()
+    manual = services.endpoint_create(
+        organization=owner.organization,
+        user=owner.user,
+        name="manual",
+        url=receiver.url_for("/hook"),
+        events=["patient.created"],
+    ).endpoint
+    assert archive_lost_subscriptions() == 0  # no OAuth app registered a check: nothing can have disconnected
+
+    kept_connection = WebhookEndpoint.objects.for_org(owner.organization).get(id=kept["id"]).connection_id
+    monkeypatch.setattr(services, "_connection_checkers", [lambda ids: {i for i in ids if i == kept_connection}])
+    assert archive_lost_subscriptions() == 1
+    endpoints = {e.id: e for e in WebhookEndpoint.objects.for_org(owner.organization)}
+    assert endpoints[uuid.UUID(lost["id"])].archived_at is not None
+    assert endpoints[uuid.UUID(kept["id"])].archived_at is None
+    assert endpoints[manual.id].archived_at is None  # endpoints made in settings belong to no connection
