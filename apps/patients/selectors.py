@@ -21,6 +21,7 @@ SORTS = {
     "city": Lower("city"),
     "email": Lower("email"),
 }
+NOT_NULL_SORTS = frozenset({"createdAt", "updatedAt", "lastName", "firstName", "status"})
 RELEVANCE = "relevance"
 SORT_NAMES = (*SORTS, RELEVANCE)
 
@@ -139,7 +140,12 @@ def patient_ordered(queryset: QuerySet, query: PatientQuery) -> QuerySet:
         expression = F("relevance")
     else:
         expression = SORTS[query.sort]
-    primary = expression.desc(nulls_last=True) if descending else expression.asc(nulls_last=True)
+    if query.sort in NOT_NULL_SORTS and not (query.q or query.filters or query.tag_id or query.ids):
+        # Plain order matches the (organization, created_at DESC, id DESC)-style indexes: the page is an index
+        # scan. With a search or filters the matching rows are few; a sort of them beats walking the index.
+        primary = expression.desc() if descending else expression.asc()
+    else:
+        primary = expression.desc(nulls_last=True) if descending else expression.asc(nulls_last=True)
     return queryset.order_by(primary, F("id").desc() if descending else F("id").asc())
 
 

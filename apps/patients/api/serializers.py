@@ -156,11 +156,12 @@ class PatientListItemSerializer(serializers.ModelSerializer):
         ref_name = "PatientListItem"
         fields = [f for f in _LIST_FIELDS if f != "merged_into_id"] + ["merged_into_patient_id", "tags"]
 
-    def to_representation(self, instance):
-        data = super().to_representation(instance)
-        if not self.context.get("embed_tags"):
-            data.pop("tags", None)
-        return data
+    def get_fields(self):
+        fields = super().get_fields()
+        # Without embed=tags the field is left out, so no row reads its tags (no query per row).
+        if self.context.get("embed_tags") is False:
+            fields.pop("tags")
+        return fields
 
 
 class PatientSerializer(serializers.ModelSerializer):

@@ -61,7 +61,7 @@ class PatientListView(PatientsView):
             offset=data["offset"],
             embed_tags=embed_tags,
         )
-        items = s.PatientListItemSerializer(rows, many=True, context={"embed_tags": embed_tags}).data
+        items = s.PatientListItemSerializer(rows, many=True, context={"embed_tags": bool(embed_tags)}).data
         return Response({"items": items, "total": total, "limit": data["limit"], "offset": data["offset"]})
 
     @extend_schema(
