@@ -101,6 +101,12 @@ DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = 3
 # frequent name parts) match thousands of rows. 0.4 keeps one typo per word and stays selective (docs/benchmarks.md).
 SVC_SEARCH_WORD_SIMILARITY = 0.4
 DATABASES["default"]["OPTIONS"]["options"] = f"-c pg_trgm.word_similarity_threshold={SVC_SEARCH_WORD_SIMILARITY}"
+# Under ASGI every request runs in its own thread context, so persistent connections (CONN_MAX_AGE) are never
+# reused: a connection pool (psycopg_pool, Django's built-in support) saves a new backend per request.
+if env_bool("SVC_DB_POOL", True):
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
+    DATABASES["default"]["OPTIONS"]["pool"] = {"min_size": 2, "max_size": 20, "timeout": 10}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL", "redis://127.0.0.1:6379/0")

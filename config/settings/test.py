@@ -21,6 +21,8 @@ CELERY_BROKER_URL = TEST_REDIS_URL
 CELERY_TASK_ALWAYS_EAGER = os.environ.get("CELERY_TASK_ALWAYS_EAGER", "1") == "1"
 CELERY_TASK_EAGER_PROPAGATES = True
 DATABASES["default"]["CONN_MAX_AGE"] = 0
+# Tests run one connection per xdist worker inside transactions: no pool (pytest-django creates and drops the DB).
+DATABASES["default"]["OPTIONS"].pop("pool", None)
 DATABASES["default"]["TEST"] = {"NAME": "test_practice_crm" + os.environ.get("TEST_DB_SUFFIX", "")}
 STATIC_ROOT = None
 WHITENOISE_USE_FINDERS = True
