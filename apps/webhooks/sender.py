@@ -10,10 +10,12 @@ import hashlib
 import hmac
 import ipaddress
 import socket
+import ssl
 import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+import certifi
 import httpx
 from django.conf import settings
 
@@ -21,6 +23,10 @@ MAX_BODY_BYTES = 64 * 1024
 MAX_URL_BYTES = 2048
 TIMEOUT_SECONDS = 10.0
 SNIPPET_CHARS = 2048
+
+# One TLS context for the process: building one per delivery (loading the CA bundle) cost ~25 ms each
+# (docs/benchmarks.md). Certificate and hostname checks stay on; SNI and the name come from each request.
+_SSL_CONTEXT = ssl.create_default_context(cafile=certifi.where())
 
 _GLOBAL_UNICAST_V6 = ipaddress.ip_network("2000::/3")
 _NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
@@ -155,6 +161,7 @@ def post(url: str, body: bytes, headers: dict[str, str]) -> Outcome:
         with httpx.Client(
             follow_redirects=False,
             trust_env=False,
+            verify=_SSL_CONTEXT,
             timeout=TIMEOUT_SECONDS,
             limits=httpx.Limits(max_keepalive_connections=0),
         ) as client:
