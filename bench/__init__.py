@@ -1,0 +1,6 @@
+"""Benchmark of the patients area: `make bench` (or `python -m bench --help`).
+
+Seeds a separate database (practice_crm_bench) with one large practice and 20 smaller ones, serves the real HTTP
+stack (daphne + config.asgi) and measures each scenario through HTTP next to the same SQL run directly.
+Writes docs/benchmarks.md. Nothing here is imported by the application.
+"""

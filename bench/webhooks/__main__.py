@@ -1,0 +1,5 @@
+import sys
+
+from bench.webhooks.run import main
+
+sys.exit(main())

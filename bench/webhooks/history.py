@@ -1,0 +1,260 @@
+"""The claim and the per-drain expiry against a delivery table with history and a backlog, and a proposed fix.
+
+    python -m bench.webhooks.history [--rows 200000] [--backlog 50000]
+
+Runs on the benchmark database a previous `python -m bench webhooks` left (workers stopped; `python -m bench webhooks`
+also runs it at its end, --history). Adds --rows delivered deliveries of history (30 days of them) to the first
+endpoint and a backlog of --backlog due deliveries spread over all the endpoints (as right after a big fan-out), then
+VACUUM ANALYZE. The two statements of drain_endpoint whose cost follows the table - the claim (delivery._claim,
+every 25 deliveries) and delivery.expire_exhausted(endpoint_id=...) (every drain task) - are captured exactly as the
+app sends them (the call runs inside a transaction that is rolled back) and EXPLAIN (ANALYZE, BUFFERS)-ed: as
+migrated, with the proposed partial index (created inside a transaction that is rolled back: nothing stays), and
+with the index plus the proposed statements. The result goes into bench/results/webhooks.json ("history") and,
+unless --no-doc, the Outbound webhooks section of docs/benchmarks.md is re-rendered with it.
+"""
+
+import argparse
+import json
+import sys
+import time
+
+from bench import db
+from bench.paths import RESULTS
+
+PROPOSED_INDEX = (
+    "CREATE INDEX webhooks_delivery_due_claim_idx ON webhooks_webhookdelivery "
+    "(organization_id, endpoint_id, next_attempt_at, event_created_at, created_at, id) "
+    "WHERE status IN ('pending', 'in_flight')"
+)
+
+# The claim with the same result, written so that the index gives both the condition and the order: an in-flight
+# delivery was claimed when due, so next_attempt_at <= now holds for it too and can be a top-level condition; the
+# tests-first order becomes a second, tiny ordered scan instead of a sort key (which forced reading every due row).
+PROPOSED_CLAIM = """
+WITH tests AS (
+    SELECT id FROM webhooks_webhookdelivery
+    WHERE organization_id = %(org)s AND endpoint_id = %(endpoint)s AND kind = 'test'
+      AND status IN ('pending', 'in_flight') AND next_attempt_at <= %(now)s
+      AND (status = 'pending' OR lease_expires_at < %(now)s)
+      AND (last_published_at IS NULL OR last_published_at <= %(spaced)s)
+      AND publications < %(max_publications)s
+    ORDER BY next_attempt_at, event_created_at, created_at, id
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+), others AS (
+    SELECT id FROM webhooks_webhookdelivery
+    WHERE organization_id = %(org)s AND endpoint_id = %(endpoint)s AND %(all_kinds)s AND kind <> 'test'
+      AND status IN ('pending', 'in_flight') AND next_attempt_at <= %(now)s
+      AND (status = 'pending' OR lease_expires_at < %(now)s)
+      AND (last_published_at IS NULL OR last_published_at <= %(spaced)s)
+      AND publications < %(max_publications)s
+    ORDER BY next_attempt_at, event_created_at, created_at, id
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+), due AS (
+    (SELECT id FROM tests) UNION ALL (SELECT id FROM others) LIMIT %(limit)s
+)
+UPDATE webhooks_webhookdelivery AS d
+SET status = 'in_flight', publications = d.publications + 1, last_published_at = %(now)s,
+    lease_expires_at = %(lease)s, updated_at = %(now)s
+FROM due WHERE d.id = due.id
+RETURNING d.id
+"""
+
+# expire_exhausted(endpoint_id=...) with the practice named too (drain_endpoint knows it), so the index applies.
+PROPOSED_EXPIRE = """
+UPDATE webhooks_webhookdelivery SET status = 'failed', completed_at = %(now)s, lease_expires_at = NULL,
+    last_error = 'retries exhausted'
+WHERE organization_id = %(org)s AND endpoint_id = %(endpoint)s AND status IN ('pending', 'in_flight')
+  AND (status = 'pending' OR lease_expires_at < %(now)s)
+  AND (deadline_at <= %(now)s OR publications >= %(max_publications)s)
+"""
+
+
+def _capture(fn) -> list[str]:
+    """The SQL `fn` sends, with its effects rolled back."""
+    from django.db import connection, transaction
+    from django.test.utils import CaptureQueriesContext
+
+    with transaction.atomic(), CaptureQueriesContext(connection) as ctx:
+        fn()
+        transaction.set_rollback(True)
+    return [q["sql"] for q in ctx.captured_queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE", "ROLLBACK"))]
+
+
+def _explain(sql: str, params=None, setup: str | None = None, repeat: int = 3) -> tuple[str, float]:
+    """EXPLAIN (ANALYZE, BUFFERS) of sql in a rolled-back transaction (after `setup`); the best of `repeat` runs."""
+    from django.db import connection, transaction
+
+    best, best_ms = "", float("inf")
+    for _ in range(repeat):
+        with transaction.atomic(), connection.cursor() as cursor:
+            if setup:
+                cursor.execute(setup)
+                cursor.execute("ANALYZE webhooks_webhookdelivery")
+            cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, params)
+            plan = "\n".join(row[0] for row in cursor.fetchall())
+            transaction.set_rollback(True)
+        ms = float(plan.rsplit("Execution Time:", 1)[1].split()[0])
+        if ms < best_ms:
+            best, best_ms = plan, ms
+    return best, best_ms
+
+
+def run(url: str, rows: int, log, backlog: int = 50_000) -> dict:
+    from django.db import connection
+    from django.utils import timezone
+
+    from apps.webhooks import delivery as engine
+    from apps.webhooks.models import WebhookDelivery, WebhookEndpoint
+
+    endpoint = WebhookEndpoint.objects.unscoped().filter(archived_at__isnull=True).order_by("name").first()
+    if endpoint is None:
+        raise SystemExit("bench: no endpoint in the benchmark database: run python -m bench webhooks first")
+    template = (
+        WebhookDelivery.objects.unscoped()
+        .filter(endpoint=endpoint, status=WebhookDelivery.Status.DELIVERED)
+        .values_list("id", flat=True)
+        .first()
+    )
+    if template is None:
+        raise SystemExit("bench: the first endpoint has no delivered delivery to copy")
+    t0 = time.monotonic()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'webhooks_webhookdelivery' "
+            "ORDER BY ordinal_position"
+        )
+        columns = [row[0] for row in cursor.fetchall()]
+        overrides = {
+            "id": "gen_random_uuid()",
+            "created_at": "now() - (g * interval '30 days' / %(rows)s)",
+            "updated_at": "now() - (g * interval '30 days' / %(rows)s)",
+            "next_attempt_at": "now() - (g * interval '30 days' / %(rows)s)",
+            "completed_at": "now() - (g * interval '30 days' / %(rows)s)",
+            "deadline_at": "now() - (g * interval '30 days' / %(rows)s) + interval '48 hours'",
+            "status": "'delivered'",
+        }
+        select = ", ".join(overrides.get(c, f'd."{c}"') for c in columns)
+        names = ", ".join(f'"{c}"' for c in columns)
+        cursor.execute(
+            f"INSERT INTO webhooks_webhookdelivery ({names}) SELECT {select} "
+            "FROM webhooks_webhookdelivery d, generate_series(1, %(rows)s) g WHERE d.id = %(template)s",
+            {"rows": rows, "template": template},
+        )
+        # The backlog: due deliveries spread over every endpoint, oldest first by a millisecond each.
+        backlog_overrides = {
+            **overrides,
+            "created_at": "now() - (g * interval '1 millisecond')",
+            "updated_at": "now() - (g * interval '1 millisecond')",
+            "next_attempt_at": "now() - (g * interval '1 millisecond')",
+            "event_created_at": "now() - (g * interval '1 millisecond')",
+            "completed_at": "NULL",
+            "deadline_at": "now() + interval '48 hours'",
+            "status": "'pending'",
+            "attempts": "0",
+            "publications": "0",
+            "last_published_at": "NULL",
+            "lease_expires_at": "NULL",
+            "response_status": "NULL",
+            "response_snippet": "''",
+            "endpoint_id": "e.id",
+        }
+        select = ", ".join(backlog_overrides.get(c, f'd."{c}"') for c in columns)
+        cursor.execute(
+            f"INSERT INTO webhooks_webhookdelivery ({names}) SELECT {select} "
+            "FROM webhooks_webhookdelivery d, webhooks_webhookendpoint e, "
+            "generate_series(1, %(per_endpoint)s) g WHERE d.id = %(template)s AND e.archived_at IS NULL",
+            {"per_endpoint": max(1, backlog // 5), "template": template},
+        )
+    with db.connect(url) as conn:
+        conn.execute("VACUUM (ANALYZE) webhooks_webhookdelivery")
+        total, mine, due, mine_due, size = conn.execute(
+            "SELECT count(*), count(*) FILTER (WHERE endpoint_id = %s), "
+            "count(*) FILTER (WHERE status IN ('pending', 'in_flight')), "
+            "count(*) FILTER (WHERE status IN ('pending', 'in_flight') AND endpoint_id = %s), "
+            "pg_size_pretty(pg_total_relation_size('webhooks_webhookdelivery')) FROM webhooks_webhookdelivery",
+            [endpoint.id, endpoint.id],
+        ).fetchone()
+    log(
+        f"history: {rows:,} delivered rows added to {endpoint.name} and a backlog of {backlog:,} due ones over every "
+        f"endpoint in {time.monotonic() - t0:.1f}s ({mine:,} rows of that endpoint, {mine_due:,} of them due; "
+        f"{total:,} rows in the table, {due:,} due; {size})"
+    )
+
+    now = timezone.now()
+    claim_sql = next(s for s in _capture(lambda: engine._claim(endpoint, now, engine.CLAIM_BATCH)) if "WITH" in s[:40])
+    expire_sql = _capture(lambda: engine.expire_exhausted(now, endpoint_id=endpoint.id))[0]
+    params = {
+        "org": endpoint.organization_id,
+        "endpoint": endpoint.id,
+        "now": now,
+        "spaced": now - engine.PUBLICATION_SPACING,
+        "all_kinds": True,
+        "limit": engine.CLAIM_BATCH,
+        "lease": now + engine.LEASE,
+        "max_publications": engine.MAX_PUBLICATIONS,
+    }
+    result = {
+        "rows_added": rows,
+        "backlog": backlog,
+        "endpoint_rows": mine,
+        "endpoint_due": mine_due,
+        "table_rows": total,
+        "table_due": due,
+        "table_size": size,
+        "proposed_index": PROPOSED_INDEX,
+        "plans": {},
+    }
+    for key, sql, proposed in (("claim", claim_sql, PROPOSED_CLAIM), ("expire_exhausted", expire_sql, PROPOSED_EXPIRE)):
+        variants = {
+            "as migrated": _explain(sql),
+            "app SQL + proposed index": _explain(sql, setup=PROPOSED_INDEX),
+            "proposed SQL + index": _explain(proposed, params, setup=PROPOSED_INDEX),
+        }
+        result["plans"][key] = {
+            "sql": sql,
+            "proposed_sql": proposed.strip(),
+            "variants": {name: {"plan": plan, "ms": ms} for name, (plan, ms) in variants.items()},
+        }
+        log(f"history: {key}: " + ", ".join(f"{name} {ms:.2f} ms" for name, (_, ms) in variants.items()))
+    return result
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.webhooks.history", description=__doc__)
+    parser.add_argument("--rows", type=int, default=200_000, help="delivered rows of history to add (default 200000)")
+    parser.add_argument("--backlog", type=int, default=50_000, help="due deliveries to add over all endpoints")
+    parser.add_argument("--no-doc", action="store_true", help="do not re-render docs/benchmarks.md")
+    args = parser.parse_args(argv)
+    from bench.webhooks import report
+    from bench.webhooks.run import database_url, redis_url, setup_django
+
+    url = database_url()
+    if not db.exists(url):
+        raise SystemExit(f"bench: {db.database_name(url)} does not exist: run python -m bench webhooks first")
+    setup_django(url, redis_url())
+    t0 = time.monotonic()
+
+    def log(message: str) -> None:
+        print(f"[bench webhooks history {time.monotonic() - t0:6.1f}s] {message}", flush=True)
+
+    history = run(url, args.rows, log, backlog=args.backlog)
+    raw = RESULTS / "webhooks.json"
+    if raw.exists():
+        import datetime
+
+        results = json.loads(raw.read_text())
+        results["history"] = history
+        raw.write_text(json.dumps(results, indent=1, default=str))
+        if not args.no_doc:
+            started = datetime.datetime.fromisoformat(results["started"])
+            report.write_doc(report.section(results, started))
+            log("re-rendered the Outbound webhooks section of docs/benchmarks.md")
+    else:
+        print(json.dumps(history, indent=1, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
