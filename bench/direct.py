@@ -10,9 +10,24 @@ from bench import db
 _UUID = re.compile(r"\b[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\b")
 
 
+_OPTION = re.compile(r"-c\s*([\w.]+)=(\S+)")
+
+
 class Direct:
     def __init__(self, url: str, options: str):
+        self.options = options
         self.conn = db.connect(url, options=options)
+
+    def check_options(self) -> None:
+        """Refuse to compare unlike with like: every `-c name=value` of the app's connection options must hold on
+        the replay connection. (A custom GUC such as pg_trgm.word_similarity_threshold given at connection start
+        is only provisional until the library loads; if the first load happens inside VACUUM/ANALYZE, PostgreSQL
+        rolls the value back to the extension default — the replay then searched at 0.6 while the app used 0.4.)"""
+        self.conn.execute("SELECT word_similarity('a', 'a')")  # pg_trgm loaded by a plain statement, as in the app
+        for name, wanted in _OPTION.findall(self.options):
+            actual = self.conn.execute("SELECT current_setting(%s)", [name]).fetchone()[0]
+            if actual != wanted:
+                raise SystemExit(f"bench: the direct-SQL connection has {name}={actual}, the app uses {wanted}")
 
     def close(self) -> None:
         self.conn.close()

@@ -1,4 +1,5 @@
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.db import models
 from django.db.models import F, Q, Value
@@ -112,6 +113,17 @@ SEARCH_DOCUMENT = Lower(
 )
 
 
+# The distinct-enough words of the search document (split where pg_trgm splits: at anything not a letter or digit).
+# The search matches each query word against the practice's vocabulary (SearchTerm), then finds the patients
+# holding one of the similar terms through a GIN index on this array.
+SEARCH_WORDS = models.Func(
+    models.Func(SEARCH_DOCUMENT, Value(r"[^[:alnum:]]+"), function="regexp_split_to_array"),
+    Value(""),
+    function="array_remove",
+    output_field=ArrayField(models.TextField()),
+)
+
+
 class Patient(TenantModel):
     # No single-column index: every index below leads with organization_id, and a plain one would tempt the
     # planner away from the search index for small practices.
@@ -173,6 +185,9 @@ class Patient(TenantModel):
     search_document = models.GeneratedField(
         expression=SEARCH_DOCUMENT, output_field=models.TextField(), db_persist=True
     )
+    search_words = models.GeneratedField(
+        expression=SEARCH_WORDS, output_field=ArrayField(models.TextField()), db_persist=True
+    )
 
     class Meta:
         indexes = [
@@ -189,12 +204,10 @@ class Patient(TenantModel):
             models.Index(fields=["organization", "email"], name="patients_org_email_idx"),
             models.Index(fields=["organization", "lead_source"], name="patients_org_lead_source_idx"),
             models.Index(fields=["organization", "location"], name="patients_org_location_idx"),
-            # Typo-tolerant search: organization (btree_gin) + trigrams of the search document in one GIN index.
-            GinIndex(
-                F("organization"),
-                OpClass(F("search_document"), name="gin_trgm_ops"),
-                name="patients_org_search_trgm_idx",
-            ),
+            # Typo-tolerant search, second step: the patients holding one of the matched terms (organization by
+            # btree_gin, then the words array). No pending list (fastupdate off): every non-HOT patient update would
+            # queue entries there, and each search scans the whole list until a vacuum (measured: 17 ms → 480 ms).
+            GinIndex(F("organization"), F("search_words"), name="patients_org_search_words_idx", fastupdate=False),
         ]
 
     def __str__(self) -> str:
@@ -203,6 +216,50 @@ class Patient(TenantModel):
     @property
     def is_merged(self) -> bool:
         return self.merged_into_id is not None
+
+
+class SearchTerm(TenantModel):
+    """Index maintenance, not business data: the practice's search vocabulary — every word of its patients' search
+    documents with the number of patients using it. Kept exact by the database trigger of migration 0005 (insert,
+    update, delete of patients, set-based per statement); a word nobody in the practice uses any more is deleted,
+    so an erased patient's name or e-mail does not survive here. Never written by application code."""
+
+    organization = models.ForeignKey(
+        "accounts.Organization", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    term = models.TextField()
+    patients = models.IntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "term"], name="patients_searchterm_org_term_unique")
+        ]
+        indexes = [
+            # Typo-tolerant search, first step: the practice's terms similar to a query word (word_similarity).
+            GinIndex(
+                F("organization"),
+                OpClass(F("term"), name="gin_trgm_ops"),
+                name="patients_searchterm_trgm_idx",
+                fastupdate=False,
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.term
+
+
+class PatientCounter(TenantModel):
+    """Index maintenance: the practice's exact patient counts (active; not merged), kept transactionally by the
+    same trigger, so the unfiltered list's total is one row read instead of a count of the practice."""
+
+    organization = models.ForeignKey(
+        "accounts.Organization", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    active = models.IntegerField(default=0)
+    unmerged = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["organization"], name="patients_patientcounter_org_unique")]
 
 
 class PatientTag(TenantModel):

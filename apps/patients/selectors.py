@@ -5,10 +5,20 @@ from dataclasses import dataclass, field
 from uuid import UUID
 
 from django.contrib.postgres.search import TrigramWordSimilarity
-from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import BooleanField, Exists, F, OuterRef, Prefetch, Q, QuerySet
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Lower
 
-from apps.patients.models import Activity, MarketingConsent, Patient, PatientTag, SavedView, Status, Tag
+from apps.patients.models import (
+    Activity,
+    MarketingConsent,
+    Patient,
+    PatientCounter,
+    PatientTag,
+    SavedView,
+    Status,
+    Tag,
+)
 
 # sort name on the wire → expression; every order ends with id in the same direction so pages are stable.
 SORTS = {
@@ -23,9 +33,11 @@ SORTS = {
 }
 NOT_NULL_SORTS = frozenset({"createdAt", "updatedAt", "lastName", "firstName", "status"})
 RELEVANCE = "relevance"
+SEARCH_COLUMNS = ("search_document", "search_words")
 SORT_NAMES = (*SORTS, RELEVANCE)
 
 _NON_DIGITS = re.compile(r"\D")
+_WORD_SPLIT = re.compile(r"[\W_]+")
 
 
 @dataclass(frozen=True)
@@ -51,13 +63,43 @@ def search_text(q: str) -> str:
     return local if at and len(local) >= 3 else text
 
 
-def _search_condition(q: str) -> Q:
+def search_tokens(q: str) -> list[str]:
+    """The words of the query, split where the search document is split into search_words (anything not a letter
+    or digit). A query that is mostly digits (a phone typed with spaces, dashes or a +) is one digits-only word, as
+    phones are in the document."""
     text = search_text(q)
-    condition = Q(search_document__trigram_word_similar=text)
     digits = _NON_DIGITS.sub("", q)
-    # A phone typed with spaces, dashes or a + still finds the digits-only phone in the search document.
     if len(digits) >= 4 and len(digits) * 2 >= len(text.replace(" ", "")):
-        condition |= Q(search_document__contains=digits)
+        return [digits]
+    return list(dict.fromkeys(word for word in _WORD_SPLIT.split(text) if word))
+
+
+# Terms of the practice similar to one query word: word_similarity(word, term) >= pg_trgm.word_similarity_threshold
+# (0.4; `term %> word` is the form the trigram GIN index serves: prefixes and one typo) or similarity(word, term) >=
+# pg_trgm.similarity_threshold (0.3, the default: whole-word comparison, which keeps two swapped letters —
+# fedreica/federica, satnoro/santoro — that word similarity alone loses); a word of 4+ digits also finds the terms
+# containing it (part of a phone number).
+_TERMS = (
+    'SELECT "term" FROM "patients_searchterm" WHERE "organization_id" = %s AND ("term" %%> %s OR "term" %% %s{digits})'
+)
+_TERMS_DIGITS = ' OR "term" LIKE %s'
+
+
+def _search_condition(organization_id, q: str) -> Q:
+    """Every word of the query (ANDed) must resemble a word of the patient's search document: first the similar
+    terms of the practice's vocabulary (small, short strings: a cheap trigram recheck), then the patients holding
+    one of them through the GIN index on search_words."""
+    condition = Q()
+    for token in search_tokens(q) or [search_text(q)]:
+        params = [organization_id, token, token]
+        digits = ""
+        if token.isdigit() and len(token) >= 4:
+            digits = _TERMS_DIGITS
+            params.append(f"%{token}%")
+        terms = _TERMS.format(digits=digits)
+        # Constant SQL text (the only variation is _TERMS_DIGITS); every value is a bound parameter.
+        overlap = f'"patients_patient"."search_words" && ARRAY({terms})'
+        condition &= Q(RawSQL(overlap, params, output_field=BooleanField()))  # noqa: S611
     return condition
 
 
@@ -115,7 +157,8 @@ def _apply_filters(queryset: QuerySet, filters: dict) -> QuerySet:
 
 def patient_filtered(*, organization, query: PatientQuery) -> QuerySet[Patient]:
     """Rows matching the query, unordered. Merged records never appear; archived ones only when asked for."""
-    queryset = Patient.objects.for_org(organization).filter(merged_into__isnull=True)
+    # The search columns are for the database only: reading them would widen every row (and spill sorts to disk).
+    queryset = Patient.objects.for_org(organization).defer(*SEARCH_COLUMNS).filter(merged_into__isnull=True)
     if query.status == Status.ARCHIVED:
         queryset = queryset.filter(archived_at__isnull=False)
     elif not query.include_archived:
@@ -129,7 +172,7 @@ def patient_filtered(*, organization, query: PatientQuery) -> QuerySet[Patient]:
     if query.ids is not None:
         queryset = queryset.filter(id__in=query.ids)
     if query.q:
-        queryset = queryset.filter(_search_condition(query.q))
+        queryset = queryset.filter(_search_condition(getattr(organization, "pk", organization), query.q))
     return _apply_filters(queryset, query.filters)
 
 
@@ -156,15 +199,33 @@ def with_tags(queryset: QuerySet) -> QuerySet:
 def patient_page(*, organization, query: PatientQuery, limit: int, offset: int, embed_tags: bool):
     """(rows of the page, total). Two queries (three with tags), whatever the page size."""
     matching = patient_filtered(organization=organization, query=query)
-    total = matching.count()
+    total = _plain_total(organization, query)
+    if total is None:
+        total = matching.count()
     rows = patient_ordered(matching, query)
     if embed_tags:
         rows = with_tags(rows)
     return list(rows[offset : offset + limit]), total
 
 
+def _plain_total(organization, query: PatientQuery) -> int | None:
+    """The total of an unfiltered list, read from the practice's counter row (exact: the trigger of migration
+    0005 updates it in the writing transaction) instead of counting the practice. None when the query filters."""
+    if query.q or query.filters or query.status or query.tag_id or query.lead_source_id or query.ids is not None:
+        return None
+    counts = PatientCounter.objects.for_org(organization).values_list("active", "unmerged").first()
+    if counts is None:
+        return 0
+    return counts[1] if query.include_archived else counts[0]
+
+
 def patient_get(*, organization, patient_id) -> Patient | None:
-    return with_tags(Patient.objects.for_org(organization)).select_related("merged_into").filter(id=patient_id).first()
+    return (
+        with_tags(Patient.objects.for_org(organization).defer(*SEARCH_COLUMNS))
+        .select_related("merged_into")
+        .filter(id=patient_id)
+        .first()
+    )
 
 
 def timeline(*, organization, patient: Patient) -> QuerySet[Activity]:

@@ -17,6 +17,7 @@ from apps.accounts.roles import role_has_permission
 from apps.core.errors import PermissionDenied
 from apps.core.naming import to_snake
 from apps.core.pagination import NewestFirstCursorPagination
+from apps.core.renderers import CamelCaseJSONRenderer
 from apps.core.views import BaseApiView
 from apps.patients import selectors, services
 from apps.patients.api import serializers as s
@@ -28,6 +29,7 @@ TAGS = ["patients"]
 
 class PatientsView(BaseApiView):
     scope_area = "patients"
+    renderer_classes = [CamelCaseJSONRenderer]  # same output as the default renderer, keys converted once
 
 
 class TimelinePagination(NewestFirstCursorPagination):
@@ -179,7 +181,9 @@ class PatientView(PatientsView):
 
     def patient(self, id) -> Patient:
         return self.get_tenant_object(
-            Patient, id, queryset=selectors.with_tags(Patient.objects.for_org(self.organization))
+            Patient,
+            id,
+            queryset=selectors.with_tags(Patient.objects.for_org(self.organization).defer(*selectors.SEARCH_COLUMNS)),
         )
 
     @extend_schema(
