@@ -185,11 +185,23 @@ def _take_lease(endpoint_id, now: datetime) -> tuple[WebhookEndpoint, datetime] 
     return WebhookEndpoint.objects.unscoped().get(id=endpoint_id), until
 
 
-def _renew_lease(endpoint_id, held: datetime) -> datetime | None:
-    """Extend our lease before each request; None means we lost it (it expired and another worker took it)."""
+_RENEW_SQL = """
+UPDATE webhooks_webhookendpoint SET lease_until = %s WHERE id = %s AND lease_until = %s
+RETURNING enabled, paused, url, archived_at
+"""
+
+
+def _renew_lease(endpoint: WebhookEndpoint, held: datetime) -> datetime | None:
+    """Extend our lease before each request and re-read what may have changed meanwhile (a pause, a url change, a
+    delete), in one statement. None means we lost the lease (it expired and another worker took it)."""
     until = timezone.now() + LEASE
-    renewed = WebhookEndpoint.objects.unscoped().filter(id=endpoint_id, lease_until=held).update(lease_until=until)
-    return until if renewed else None
+    with connection.cursor() as cursor:
+        cursor.execute(_RENEW_SQL, [until, endpoint.id, held])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    endpoint.enabled, endpoint.paused, endpoint.url, endpoint.archived_at = row
+    return until
 
 
 def _release_lease(endpoint_id, held: datetime | None) -> None:
@@ -257,7 +269,7 @@ def drain_endpoint(endpoint_id, *, max_deliveries: int = 200, max_seconds: float
     if taken is None:
         return result  # another worker holds the lease (or the endpoint is gone)
     endpoint, held = taken
-    expire_exhausted(now, endpoint_id=endpoint.id)
+    expire_exhausted(now, endpoint=endpoint)
     started = time.monotonic()
     try:
         secrets = valid_secrets(endpoint, now)
@@ -267,11 +279,10 @@ def drain_endpoint(endpoint_id, *, max_deliveries: int = 200, max_seconds: float
                 return result
             stop = False
             for delivery in batch:
-                # Re-read before each send: a pause, a url change or a delete mid-batch takes effect at once; and
-                # renew the lease so a slow batch never overlaps a second worker.
+                # Renew the lease before each send so a slow batch never overlaps a second worker; the renewal
+                # re-reads the endpoint, so a pause, a url change or a delete mid-batch takes effect at once.
                 if not stop:
-                    held = _renew_lease(endpoint.id, held)
-                    endpoint.refresh_from_db(fields=["enabled", "paused", "url", "archived_at"])
+                    held = _renew_lease(endpoint, held)
                     stop = held is None or not _may_send(endpoint, delivery)
                 if stop:
                     _hand_back(delivery)
@@ -344,27 +355,49 @@ def record_outcome(endpoint: WebhookEndpoint, delivery: WebhookDelivery, outcome
             delivery.status = WebhookDelivery.Status.PENDING
             delivery.next_attempt_at = due
             delivery.lease_expires_at = None
-            delivery.save()
+            _save_outcome(delivery, now, "next_attempt_at")
             return Retry
     _finish(endpoint, delivery, WebhookDelivery.Status.FAILED, now=now)
     return Terminal
 
 
+# The columns an outcome changes; the rest of the row (the body above all) is never rewritten.
+_OUTCOME_FIELDS = ("status", "attempts", "response_status", "response_snippet", "last_error", "lease_expires_at")
+
+
+def _save_outcome(delivery: WebhookDelivery, now: datetime, *fields: str) -> None:
+    delivery.updated_at = now
+    WebhookDelivery.objects.unscoped().filter(id=delivery.id).update(
+        **{name: getattr(delivery, name) for name in (*_OUTCOME_FIELDS, "updated_at", *fields)}
+    )
+
+
 def _finish(endpoint: WebhookEndpoint, delivery: WebhookDelivery, status: str, *, now, error: str | None = None):
+    """Record a final outcome and keep the endpoint's failure streak. endpoint.consecutive_failures is the value read
+    with the lease, kept up to date here (None: unknown); while we hold the lease only we add to the streak, so a
+    success on an endpoint known to be at 0 is a single autocommit UPDATE of the delivery."""
     delivery.status = status
     delivery.completed_at = now
     delivery.lease_expires_at = None
     if error:
         delivery.last_error = error
+    delivered = status == WebhookDelivery.Status.DELIVERED
+    is_test = delivery.kind == WebhookDelivery.Kind.TEST
+    if delivered and not is_test and endpoint.consecutive_failures == 0:
+        _save_outcome(delivery, now, "completed_at")
+        return
     with transaction.atomic():
-        delivery.save()
+        _save_outcome(delivery, now, "completed_at")
         endpoints = WebhookEndpoint.objects.unscoped().filter(id=endpoint.id)
-        if status == WebhookDelivery.Status.DELIVERED:
-            endpoints.update(consecutive_failures=0)
-            if delivery.kind == WebhookDelivery.Kind.TEST:
+        if delivered:
+            if endpoint.consecutive_failures != 0:
+                endpoints.update(consecutive_failures=0)
+                endpoint.consecutive_failures = 0
+            if is_test:
                 # Only the url the test reached is verified (a PATCH may have moved the endpoint meanwhile).
                 endpoints.filter(url=endpoint.url).update(verified_at=now)
-        elif delivery.kind != WebhookDelivery.Kind.TEST:
+        elif not is_test:
+            endpoint.consecutive_failures = None  # counted in the database; unknown here until the next success
             endpoints.update(consecutive_failures=F("consecutive_failures") + 1)
             # 20 consecutive terminal failures: disable and pause (a success in between resets the streak).
             paused = endpoints.filter(consecutive_failures__gte=AUTO_PAUSE_AFTER, paused=False).update(
@@ -394,13 +427,17 @@ def models_q_due(now: datetime) -> Q:
     )
 
 
-def expire_exhausted(now: datetime | None = None, *, endpoint_id=None) -> int:
-    """Deliveries past their 48-hour publication deadline, or handed out seven times, fail (the sweep). This also
-    ends deliveries held on an endpoint that stayed disabled or paused."""
+def expire_exhausted(now: datetime | None = None, *, endpoint: WebhookEndpoint | None = None) -> int:
+    """Deliveries past their 48-hour publication deadline, or handed out seven times, fail (the sweep, or one
+    endpoint's at the start of a drain). This also ends deliveries held on an endpoint that stayed disabled or
+    paused."""
     now = now or timezone.now()
-    deliveries = WebhookDelivery.objects.unscoped()
-    if endpoint_id is not None:
-        deliveries = deliveries.filter(endpoint_id=endpoint_id)
+    # status IN (...) (and, for one endpoint, its practice) so the partial claim index applies, not the history.
+    deliveries = WebhookDelivery.objects.unscoped().filter(
+        status__in=[WebhookDelivery.Status.PENDING, WebhookDelivery.Status.IN_FLIGHT]
+    )
+    if endpoint is not None:
+        deliveries = deliveries.filter(organization_id=endpoint.organization_id, endpoint_id=endpoint.id)
     return (
         deliveries.filter(
             # Never one a worker is sending right now (in flight under a live lease).

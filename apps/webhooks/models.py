@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
-from django.db.models import Q
+from django.db.models import BooleanField, ExpressionWrapper, F, Q
 
 from apps.core.models import TenantModel
 
@@ -90,9 +90,18 @@ class WebhookDelivery(TenantModel):
 
     class Meta:
         indexes = [
-            # Claiming: the oldest due delivery of one endpoint.
+            # Claiming: the claim's own ORDER BY over the work that can still be claimed, so the claim reads its
+            # batch in index order and stops instead of sorting every due row of the endpoint (bench.webhooks.history).
             models.Index(
-                fields=["organization", "endpoint", "status", "next_attempt_at"], name="webhooks_delivery_claim_idx"
+                F("organization"),
+                F("endpoint"),
+                ExpressionWrapper(Q(kind="test"), output_field=BooleanField()).desc(),
+                F("next_attempt_at"),
+                F("event_created_at"),
+                F("created_at"),
+                F("id"),
+                condition=Q(status__in=["pending", "in_flight"]),
+                name="webhooks_delivery_queue_idx",
             ),
             models.Index(fields=["organization", "endpoint", "-created_at"], name="webhooks_delivery_list_idx"),
             # The dispatch sweep finds due work of every practice; the purge finds old finished records.

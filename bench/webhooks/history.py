@@ -6,11 +6,13 @@ Runs on the benchmark database a previous `python -m bench webhooks` left (worke
 also runs it at its end, --history). Adds --rows delivered deliveries of history (30 days of them) to the first
 endpoint and a backlog of --backlog due deliveries spread over all the endpoints (as right after a big fan-out), then
 VACUUM ANALYZE. The two statements of drain_endpoint whose cost follows the table - the claim (delivery._claim,
-every 25 deliveries) and delivery.expire_exhausted(endpoint_id=...) (every drain task) - are captured exactly as the
+every 25 deliveries) and delivery.expire_exhausted(endpoint=...) (every drain task) - are captured exactly as the
 app sends them (the call runs inside a transaction that is rolled back) and EXPLAIN (ANALYZE, BUFFERS)-ed: as
-migrated, with the proposed partial index (created inside a transaction that is rolled back: nothing stays), and
-with the index plus the proposed statements. The result goes into bench/results/webhooks.json ("history") and,
-unless --no-doc, the Outbound webhooks section of docs/benchmarks.md is re-rendered with it.
+migrated (the claim-order partial index of migration 0003) and as before issue 4 (that index swapped for the
+previous claim index inside a transaction that is rolled back: nothing stays; the expiry's previous statement, which
+named neither the practice nor the status). The result goes into
+bench/results/webhooks.json ("history") and, unless --no-doc, the Outbound webhooks section of docs/benchmarks.md is
+re-rendered with it.
 """
 
 import argparse
@@ -21,52 +23,20 @@ import time
 from bench import db
 from bench.paths import RESULTS
 
-PROPOSED_INDEX = (
-    "CREATE INDEX webhooks_delivery_due_claim_idx ON webhooks_webhookdelivery "
-    "(organization_id, endpoint_id, next_attempt_at, event_created_at, created_at, id) "
-    "WHERE status IN ('pending', 'in_flight')"
-)
+# The claim's own order as an index over the work that can still be claimed (migration 0003): the claim reads its 25
+# rows in index order and stops, instead of collecting every due row of the endpoint and sorting them.
+INDEX = "webhooks_delivery_queue_idx"
 
-# The claim with the same result, written so that the index gives both the condition and the order: an in-flight
-# delivery was claimed when due, so next_attempt_at <= now holds for it too and can be a top-level condition; the
-# tests-first order becomes a second, tiny ordered scan instead of a sort key (which forced reading every due row).
-PROPOSED_CLAIM = """
-WITH tests AS (
-    SELECT id FROM webhooks_webhookdelivery
-    WHERE organization_id = %(org)s AND endpoint_id = %(endpoint)s AND kind = 'test'
-      AND status IN ('pending', 'in_flight') AND next_attempt_at <= %(now)s
-      AND (status = 'pending' OR lease_expires_at < %(now)s)
-      AND (last_published_at IS NULL OR last_published_at <= %(spaced)s)
-      AND publications < %(max_publications)s
-    ORDER BY next_attempt_at, event_created_at, created_at, id
-    LIMIT %(limit)s
-    FOR UPDATE SKIP LOCKED
-), others AS (
-    SELECT id FROM webhooks_webhookdelivery
-    WHERE organization_id = %(org)s AND endpoint_id = %(endpoint)s AND %(all_kinds)s AND kind <> 'test'
-      AND status IN ('pending', 'in_flight') AND next_attempt_at <= %(now)s
-      AND (status = 'pending' OR lease_expires_at < %(now)s)
-      AND (last_published_at IS NULL OR last_published_at <= %(spaced)s)
-      AND publications < %(max_publications)s
-    ORDER BY next_attempt_at, event_created_at, created_at, id
-    LIMIT %(limit)s
-    FOR UPDATE SKIP LOCKED
-), due AS (
-    (SELECT id FROM tests) UNION ALL (SELECT id FROM others) LIMIT %(limit)s
+# Before issue 4, for comparison (applied in a transaction that is rolled back).
+PREVIOUS_INDEX = (
+    f"DROP INDEX {INDEX}; CREATE INDEX webhooks_delivery_claim_idx ON webhooks_webhookdelivery "
+    "(organization_id, endpoint_id, status, next_attempt_at)"
 )
-UPDATE webhooks_webhookdelivery AS d
-SET status = 'in_flight', publications = d.publications + 1, last_published_at = %(now)s,
-    lease_expires_at = %(lease)s, updated_at = %(now)s
-FROM due WHERE d.id = due.id
-RETURNING d.id
-"""
-
-# expire_exhausted(endpoint_id=...) with the practice named too (drain_endpoint knows it), so the index applies.
-PROPOSED_EXPIRE = """
+PREVIOUS_EXPIRE = """
 UPDATE webhooks_webhookdelivery SET status = 'failed', completed_at = %(now)s, lease_expires_at = NULL,
     last_error = 'retries exhausted'
-WHERE organization_id = %(org)s AND endpoint_id = %(endpoint)s AND status IN ('pending', 'in_flight')
-  AND (status = 'pending' OR lease_expires_at < %(now)s)
+WHERE endpoint_id = %(endpoint)s
+  AND (status = 'pending' OR (status = 'in_flight' AND lease_expires_at < %(now)s))
   AND (deadline_at <= %(now)s OR publications >= %(max_publications)s)
 """
 
@@ -83,14 +53,16 @@ def _capture(fn) -> list[str]:
 
 
 def _explain(sql: str, params=None, setup: str | None = None, repeat: int = 3) -> tuple[str, float]:
-    """EXPLAIN (ANALYZE, BUFFERS) of sql in a rolled-back transaction (after `setup`); the best of `repeat` runs."""
+    """EXPLAIN (ANALYZE, BUFFERS) of sql in a rolled-back transaction (after `setup`, ";"-separated statements); the
+    best of `repeat` runs."""
     from django.db import connection, transaction
 
     best, best_ms = "", float("inf")
     for _ in range(repeat):
         with transaction.atomic(), connection.cursor() as cursor:
             if setup:
-                cursor.execute(setup)
+                for statement in setup.split(";"):
+                    cursor.execute(statement)
                 cursor.execute("ANALYZE webhooks_webhookdelivery")
             cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, params)
             plan = "\n".join(row[0] for row in cursor.fetchall())
@@ -184,7 +156,10 @@ def run(url: str, rows: int, log, backlog: int = 50_000) -> dict:
 
     now = timezone.now()
     claim_sql = next(s for s in _capture(lambda: engine._claim(endpoint, now, engine.CLAIM_BATCH)) if "WITH" in s[:40])
-    expire_sql = _capture(lambda: engine.expire_exhausted(now, endpoint_id=endpoint.id))[0]
+    expire_sql = _capture(lambda: engine.expire_exhausted(now, endpoint=endpoint))[0]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_get_indexdef(%s::regclass)", [INDEX])
+        index_sql = cursor.fetchone()[0]
     params = {
         "org": endpoint.organization_id,
         "endpoint": endpoint.id,
@@ -203,18 +178,18 @@ def run(url: str, rows: int, log, backlog: int = 50_000) -> dict:
         "table_rows": total,
         "table_due": due,
         "table_size": size,
-        "proposed_index": PROPOSED_INDEX,
+        "index": index_sql,
         "plans": {},
     }
-    for key, sql, proposed in (("claim", claim_sql, PROPOSED_CLAIM), ("expire_exhausted", expire_sql, PROPOSED_EXPIRE)):
-        variants = {
-            "as migrated": _explain(sql),
-            "app SQL + proposed index": _explain(sql, setup=PROPOSED_INDEX),
-            "proposed SQL + index": _explain(proposed, params, setup=PROPOSED_INDEX),
-        }
+    for key, sql, previous in (("claim", claim_sql, None), ("expire_exhausted", expire_sql, PREVIOUS_EXPIRE)):
+        variants = {"as migrated": _explain(sql)}
+        if previous:
+            variants["before issue 4"] = _explain(previous, params, setup=PREVIOUS_INDEX)
+        else:
+            variants["before issue 4"] = _explain(sql, setup=PREVIOUS_INDEX)
         result["plans"][key] = {
             "sql": sql,
-            "proposed_sql": proposed.strip(),
+            "previous_sql": previous.strip() if previous else None,
             "variants": {name: {"plan": plan, "ms": ms} for name, (plan, ms) in variants.items()},
         }
         log(f"history: {key}: " + ", ".join(f"{name} {ms:.2f} ms" for name, (_, ms) in variants.items()))

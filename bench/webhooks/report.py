@@ -40,7 +40,7 @@ def section(results: dict, started) -> str:
         "",
         "`make bench BENCH_ARGS=webhooks` (or `.venv/bin/python -m bench webhooks`, also",
         "`python -m bench.webhooks`; options in `python -m bench webhooks --help`, e.g. `--events 2000`,",
-        "`--workers 1,2`, `--what-if ssl_context`).",
+        "`--workers 1,2`, `--what-if NAME` for a proposed fix in `bench/webhooks/worker.py`).",
         "It needs PostgreSQL and Redis (`make bench` runs `scripts/ensure-services.sh` first) and leaves every other",
         "database alone: it drops and recreates `practice_crm_bench_webhooks` (`BENCH_WEBHOOKS_DATABASE_URL`) and",
         "flushes Redis database 13 (`BENCH_WEBHOOKS_REDIS_URL`), its broker, cache and channel layer.",
@@ -190,24 +190,28 @@ def _in_process(data: dict | None) -> list[str]:
         f"A timed `drain_endpoint` of {profile['sent']} deliveries (the default per task), per delivery: "
         f"**{profile['wall_ms']:.1f} ms** wall ({profile['cpu_ms']:.1f} ms CPU in the process), of which "
         f"database {profile['db_ms']:.1f} ms ({profile['statements']:.1f} round trips), `sender.post` "
-        f"{profile['post_ms']:.1f} ms — **{profile['client_ms']:.1f} ms of it constructing the `httpx.Client`** — "
+        f"{profile['post_ms']:.1f} ms ({profile['client_ms']:.1f} ms of it constructing the `httpx.Client`) "
         f"and {profile['other_ms']:.1f} ms of the rest (ORM, signing, Python). "
         f"Load average then {profile['load']:.2f}.",
         "",
-        "The same timed drain, each on another endpoint, with proposed fixes applied in the benchmark process only",
-        "(`bench/webhooks/worker.py`; `ssl_context`: one `SSLContext` per process passed as `verify=`;",
-        "`lean_finish`: a success is one `UPDATE` of the delivery's changed columns, the endpoint's streak reset",
-        "only when not 0):",
-        "",
-        "| Variant | Wall ms / delivery | CPU ms / delivery | Database ms / delivery | Round trips / delivery |",
-        "|---|--:|--:|--:|--:|",
-        f"| as is | {profile['wall_ms']:.1f} | {profile['cpu_ms']:.1f} | {profile['db_ms']:.1f} "
-        f"| {profile['statements']:.1f} |",
-        *(
-            f"| what-if {spec} | {v['wall_ms']:.1f} | {v['cpu_ms']:.1f} | {v['db_ms']:.1f} | {v['statements']:.1f} |"
-            for spec, v in fixed.items()
-        ),
-        "",
+    ]
+    if fixed:
+        lines += [
+            "The same timed drain, each on another endpoint, with proposed fixes applied in the benchmark process",
+            "only (`bench/webhooks/worker.py`):",
+            "",
+            "| Variant | Wall ms / delivery | CPU ms / delivery | Database ms / delivery | Round trips / delivery |",
+            "|---|--:|--:|--:|--:|",
+            f"| as is | {profile['wall_ms']:.1f} | {profile['cpu_ms']:.1f} | {profile['db_ms']:.1f} "
+            f"| {profile['statements']:.1f} |",
+            *(
+                f"| what-if {spec} | {v['wall_ms']:.1f} | {v['cpu_ms']:.1f} | {v['db_ms']:.1f} "
+                f"| {v['statements']:.1f} |"
+                for spec, v in fixed.items()
+            ),
+            "",
+        ]
+    lines += [
         f"<details><summary>EXPLAIN (ANALYZE, BUFFERS) of each statement of the drain, as sent "
         f"({data['rows_in_table']:,} rows in webhooks_webhookdelivery)</summary>",
         "",
@@ -222,10 +226,10 @@ def _in_process(data: dict | None) -> list[str]:
 
 
 def _history(data: dict | None) -> list[str]:
-    if not data or not all("variants" in item for item in data.get("plans", {}).values()):
+    if not data or "index" not in data or not all("variants" in item for item in data.get("plans", {}).values()):
         return []
     plans = data["plans"]
-    names = list(next(iter(plans.values()))["variants"])
+    names = list(dict.fromkeys(name for item in plans.values() for name in item["variants"]))
     lines = [
         "### With history and a backlog: the claim and the per-drain expiry (`python -m bench.webhooks.history`)",
         "",
@@ -234,11 +238,13 @@ def _history(data: dict | None) -> list[str]:
         f"({data['table_rows']:,} rows in the table, {data['table_due']:,} of them due, {data['table_size']}; the "
         f"endpoint has {data['endpoint_rows']:,} rows, {data['endpoint_due']:,} due), then `VACUUM ANALYZE`. The two "
         "statements of `drain_endpoint` that read the endpoint's rows were captured as the app sends them and run "
-        "under `EXPLAIN (ANALYZE, BUFFERS)` (best of 3): as migrated, with the proposed index (created in a "
-        "transaction that was rolled back), and with the index plus the proposed statement:",
+        "under `EXPLAIN (ANALYZE, BUFFERS)` (best of 3): as migrated (the claim-order partial index below, "
+        "migration 0003; the expiry names the practice and the status so that it applies), and as before issue 4 "
+        "(that index swapped for the previous `(organization, endpoint, status, next_attempt_at)` one in a "
+        "transaction that was rolled back; the expiry as it was then):",
         "",
         "```sql",
-        data["proposed_index"] + ";",
+        data["index"] + ";",
         "```",
         "",
         "| Statement | " + " | ".join(names) + " |",
@@ -246,17 +252,19 @@ def _history(data: dict | None) -> list[str]:
     ]
     labels = {
         "claim": "claim (`_claim`, every 25 deliveries)",
-        "expire_exhausted": "`expire_exhausted(endpoint_id=…)` (every drain task)",
+        "expire_exhausted": "`expire_exhausted(endpoint=…)` (every drain task)",
     }
     for key, item in plans.items():
-        cells = [f"{item['variants'][name]['ms']:.2f} ms" for name in names]
+        cells = [f"{item['variants'][name]['ms']:.2f} ms" if name in item["variants"] else "-" for name in names]
         lines.append(f"| {labels.get(key, key)} | " + " | ".join(cells) + " |")
     lines += ["", "<details><summary>Statements and plans</summary>", ""]
     for key, item in plans.items():
         lines += [f"**{key}**, as the app sends it:", "", "```sql", item["sql"].strip(), "```", ""]
-        lines += ["Proposed:", "", "```sql", item["proposed_sql"], "```", ""]
+        if item.get("previous_sql"):
+            lines += ["Before issue 4:", "", "```sql", item["previous_sql"], "```", ""]
         for name in names:
-            lines += [f"{name}:", "", "```", item["variants"][name]["plan"], "```", ""]
+            if name in item["variants"]:
+                lines += [f"{name}:", "", "```", item["variants"][name]["plan"], "```", ""]
     lines += ["</details>", ""]
     return lines
 

@@ -76,8 +76,8 @@ def parse_args(argv=None):
         "--what-if",
         default="",
         help="comma-separated proposed fixes to also measure (one run each; combine with +), applied only inside the "
-        "benchmark's worker processes (bench/webhooks/worker.py): ssl_context, lean_finish, e.g. "
-        "ssl_context,ssl_context+lean_finish. Their runs are labelled as such; apps/ is not changed.",
+        "benchmark's worker processes (bench/webhooks/worker.py KNOWN; none pending at present). Their runs are "
+        "labelled as such; apps/ is not changed.",
     )
     parser.add_argument("--what-if-workers", default="2", help="worker counts of the what-if runs (default 2)")
     parser.add_argument(
@@ -107,7 +107,7 @@ def parse_args(argv=None):
 
     unknown = {n for w in args.what_ifs for n in w.split("+")} - set(KNOWN)
     if unknown:
-        parser.error(f"--what-if: unknown {sorted(unknown)}; known: {', '.join(KNOWN)}")
+        parser.error(f"--what-if: unknown {sorted(unknown)}; known: {', '.join(KNOWN) or 'none'}")
     if args.events < 1 or not args.worker_counts or min(args.worker_counts) < 1:
         parser.error("--events ≥ 1 and at least one worker count ≥ 1")
     return args
@@ -724,7 +724,7 @@ def in_process_profile(url: str, practice: dict, log) -> dict:
     batch = engine.CLAIM_BATCH
     timed = 200
     emit_events(organization, batch + timed)  # publishes a fan_out nobody consumes (the broker db is flushed later)
-    # (every endpoint gets batch + timed deliveries: the first is drained as is, the next ones with the what-ifs)
+    # (every endpoint gets batch + timed deliveries: the first is drained as is, the next ones with any what-ifs)
     while engine.fan_out()[0]:
         pass
     first = endpoints[0]["id"]
@@ -804,10 +804,10 @@ def in_process_profile(url: str, practice: dict, log) -> dict:
     log(f"in-process drain of {result.sent}: {json.dumps({k: round(v, 2) for k, v in profile.items()})}")
 
     # The same with the proposed fixes applied in this process, each on an endpoint of its own.
-    from bench.webhooks.worker import apply_what_if, what_if_names
+    from bench.webhooks.worker import KNOWN, apply_what_if, what_if_names
 
     fixed = {}
-    for index, spec in enumerate(("ssl_context", "ssl_context+lean_finish"), start=1):
+    for index, spec in enumerate(KNOWN, start=1):
         undo = apply_what_if(what_if_names(spec))
         try:
             t0 = time.perf_counter()
@@ -859,12 +859,14 @@ def _statement_kind(sql: str) -> str:
     )
     verb = upper.split()[0]
     if table == "endpoint" and verb == "UPDATE":
+        if "RETURNING ENABLED" in upper:
+            return "UPDATE endpoint SET lease_until … RETURNING enabled, paused, url, archived_at (renew + re-read)"
         if 'SET "LEASE_UNTIL" = NULL' in upper:
             return "UPDATE endpoint SET lease_until = NULL (release)"
         if 'SET "LEASE_UNTIL"' in upper:
-            return "UPDATE endpoint SET lease_until (take / renew)"
+            return "UPDATE endpoint SET lease_until (take)"
         if '"CONSECUTIVE_FAILURES"' in upper:
-            return "UPDATE endpoint SET consecutive_failures = 0 (_finish)"
+            return "UPDATE endpoint SET consecutive_failures (_finish)"
         return "UPDATE endpoint (other)"
     if table == "endpoint" and verb == "SELECT":
         if '"SECRET_ENCRYPTED"' in upper:
@@ -875,6 +877,8 @@ def _statement_kind(sql: str) -> str:
             return "UPDATE delivery … retries exhausted (expire_exhausted)"
         if '"BODY"' in upper:
             return "UPDATE delivery SET every column (_finish: delivery.save())"
+        if """"STATUS" = 'DELIVERED'""" in upper:
+            return "UPDATE delivery SET changed columns (_finish)"
         return "UPDATE delivery (other)"
     if table == "delivery" and verb == "SELECT":
         return "SELECT delivery WHERE id IN (claimed)"

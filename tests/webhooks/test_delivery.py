@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 import pytest
 from django.conf import settings
 from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from werkzeug import Response
 
@@ -912,6 +913,204 @@ def test_test_delivery_failures_do_not_count_towards_the_pause(owner, receiver):
     ep = fresh(endpoint)
     assert len(got) == 2
     assert (ep.consecutive_failures, ep.enabled, ep.paused) == (20, False, True)
+
+
+def test_the_streak_restarts_from_a_success_in_the_middle_of_a_batch(owner, receiver):
+    """19 failures, a success, 19 failures: the streak is 19 (not 38), so the endpoint stays enabled; one more
+    terminal failure makes 20 and pauses it. The success's reset and the failures after it are both counted."""
+    endpoint, _secret = make_endpoint(owner.organization, receiver.url_for(HOOK))
+    got = listen(receiver, lambda request, n: Response("", 200 if n == 20 else 400))
+    for _ in range(39):
+        record(owner.organization)
+    delivery.fan_out()
+
+    while drain(endpoint).more:
+        pass
+
+    ep = fresh(endpoint)
+    assert len(got) == 39
+    assert (ep.consecutive_failures, ep.enabled, ep.paused) == (19, True, False)
+
+    record(owner.organization)
+    delivery.fan_out()
+    drain(endpoint)
+    ep = fresh(endpoint)
+    assert (ep.consecutive_failures, ep.enabled, ep.paused) == (20, False, True)
+
+
+def test_a_success_resets_a_streak_read_with_the_lease(owner, receiver):
+    endpoint, _secret, got, _event = one_queued(owner, receiver, consecutive_failures=7)
+
+    drain(endpoint)
+
+    assert len(got) == 1
+    assert fresh(endpoint).consecutive_failures == 0
+
+
+# --- statements per delivery ------------------------------------------------------------------------------------
+
+
+def ok(status=200) -> sender.Outcome:
+    return sender.Outcome(status, "", "ok", None, {})
+
+
+def test_a_success_on_an_endpoint_known_to_be_at_zero_is_one_update_of_the_changed_columns(
+    owner, receiver, django_assert_num_queries
+):
+    endpoint, _secret, _got, _event = one_queued(owner, receiver)
+    queued = only_delivery(endpoint)
+    assert endpoint.consecutive_failures == 0
+
+    with django_assert_num_queries(1) as captured:
+        assert delivery.record_outcome(endpoint, queued, ok()) == delivery.Delivered
+
+    [sql] = [q["sql"] for q in captured.captured_queries]
+    assert sql.startswith('UPDATE "webhooks_webhookdelivery"')
+    assert '"body"' not in sql  # never rewrite the payload
+    d = only_delivery(endpoint)
+    assert (d.status, d.attempts, d.response_status, d.response_snippet) == ("delivered", 1, 200, "ok")
+    assert d.completed_at is not None and d.lease_expires_at is None
+    assert d.body == queued.body
+
+
+def test_the_streak_is_reset_once_and_is_unknown_after_a_failure(owner, receiver, django_assert_num_queries):
+    endpoint, _secret = make_endpoint(owner.organization, receiver.url_for(HOOK), consecutive_failures=3)
+    for _ in range(4):
+        record(owner.organization)
+    delivery.fan_out()
+    first, second, third, fourth = deliveries_of(endpoint)
+
+    def endpoint_updates(captured):
+        return [q for q in captured if q["sql"].startswith('UPDATE "webhooks_webhookendpoint"')]
+
+    with django_assert_num_queries(4) as captured:  # savepoint, delivery, endpoint streak, release
+        delivery.record_outcome(endpoint, first, ok())
+    assert len(endpoint_updates(captured.captured_queries)) == 1
+    assert (endpoint.consecutive_failures, fresh(endpoint).consecutive_failures) == (0, 0)
+
+    with django_assert_num_queries(1):  # known to be 0 now: the delivery's UPDATE only
+        delivery.record_outcome(endpoint, second, ok())
+
+    delivery.record_outcome(endpoint, third, ok(400))
+    assert endpoint.consecutive_failures is None
+    assert fresh(endpoint).consecutive_failures == 1
+
+    with django_assert_num_queries(4) as captured:  # unknown after a failure: the success resets it
+        delivery.record_outcome(endpoint, fourth, ok())
+    assert len(endpoint_updates(captured.captured_queries)) == 1
+    assert fresh(endpoint).consecutive_failures == 0
+
+
+def test_a_retry_writes_only_the_changed_columns(owner, receiver, clock):
+    endpoint, _secret, _got, _event = one_queued(owner, receiver)
+    queued = only_delivery(endpoint)
+    queued.last_published_at = timezone.now()
+
+    with CaptureQueriesContext(connection) as captured:
+        verdict = delivery.record_outcome(endpoint, queued, sender.Outcome(503, "", "busy", "120", {}))
+
+    assert verdict == delivery.Retry
+    [sql] = [q["sql"] for q in captured.captured_queries]
+    assert sql.startswith('UPDATE "webhooks_webhookdelivery"') and '"body"' not in sql
+    d = only_delivery(endpoint)
+    assert (d.status, d.attempts, d.response_status, d.last_error) == ("pending", 1, 503, "HTTP 503")
+    assert d.next_attempt_at == timezone.now() + 5 * MIN  # Retry-After 2 min, paced to 5
+    assert d.completed_at is None
+
+
+def test_a_drain_sends_each_delivery_with_one_endpoint_statement_and_one_delivery_update(owner, receiver):
+    """Per delivery: the lease renewal that also re-reads the endpoint, and the outcome's UPDATE. No SELECT of the
+    endpoint and no streak UPDATE while the streak is known to be 0."""
+    endpoint, _secret = make_endpoint(owner.organization, receiver.url_for(HOOK))
+    got = listen(receiver)
+    for _ in range(5):
+        record(owner.organization)
+    delivery.fan_out()
+
+    with CaptureQueriesContext(connection) as captured:
+        assert drain(endpoint).sent == 5
+
+    assert len(got) == 5
+    statements = [" ".join(q["sql"].split()) for q in captured.captured_queries]
+    renewals = [s for s in statements if s.startswith("UPDATE webhooks_webhookendpoint SET lease_until")]
+    endpoint_selects = [s for s in statements if s.startswith('SELECT "webhooks_webhookendpoint"')]
+    outcome_updates = [
+        s for s in statements if s.startswith('UPDATE "webhooks_webhookdelivery" SET "status" = \'delivered\'')
+    ]
+    assert len(renewals) == 5 and all("RETURNING" in s for s in renewals)
+    assert len(endpoint_selects) == 1  # with the lease, once per drain
+    assert len(outcome_updates) == 5
+    assert not any(s.startswith("UPDATE") and "consecutive_failures" in s for s in statements)
+
+
+def drain_with_a_change_after_the_first_send(owner, receiver, clock, monkeypatch, change):
+    """Three due deliveries; `change(endpoint)` happens while the first one is in flight. Returns (endpoint, got)."""
+    endpoint, _secret = make_endpoint(owner.organization, receiver.url_for(HOOK))
+    got = listen(receiver)
+    for _ in range(3):
+        record(owner.organization)
+        clock.shift(timedelta(seconds=1))
+    delivery.fan_out()
+    real_post = sender.post
+
+    def changed_while_in_flight(url, body, headers):
+        outcome = real_post(url, body, headers)
+        if len(got) == 1:
+            change(endpoint)
+        return outcome
+
+    monkeypatch.setattr(sender, "post", changed_while_in_flight)
+    assert drain(endpoint).sent == 1
+    return endpoint, got
+
+
+def test_a_lease_lost_mid_batch_hands_the_rest_back_unsent(owner, receiver, clock, monkeypatch):
+    def another_worker_takes_the_lease(endpoint):
+        WebhookEndpoint.objects.unscoped().filter(id=endpoint.id).update(lease_until=timezone.now() + 2 * MIN)
+
+    endpoint, got = drain_with_a_change_after_the_first_send(
+        owner, receiver, clock, monkeypatch, another_worker_takes_the_lease
+    )
+
+    assert len(got) == 1
+    rest = [d for d in deliveries_of(endpoint) if d.attempts == 0]
+    assert [(d.status, d.publications) for d in rest] == [("pending", 0)] * 2
+
+
+def test_an_endpoint_archived_mid_batch_is_sent_nothing_more(owner, receiver, clock, monkeypatch):
+    def archive(endpoint):
+        services.endpoint_archive(organization=owner.organization, endpoint=endpoint)
+
+    endpoint, got = drain_with_a_change_after_the_first_send(owner, receiver, clock, monkeypatch, archive)
+
+    assert len(got) == 1
+    assert sorted(d.status for d in deliveries_of(endpoint)) == ["delivered", "failed", "failed"]
+
+
+@pytest.mark.parametrize("statement", ["claim", "expire"])
+def test_the_claim_and_the_per_drain_expiry_can_use_the_queue_index(owner, receiver, statement):
+    """The partial index's predicate (status IN pending, in_flight) must follow from each statement's WHERE, and
+    its leading columns (practice, endpoint) must be named, or PostgreSQL cannot use it. On a test-sized table the
+    planner may prefer another index, so the others are dropped (rolled back) to ask only whether it can."""
+    endpoint, _secret, _got, _event = one_queued(owner, receiver)
+    with CaptureQueriesContext(connection) as captured:
+        if statement == "claim":
+            delivery._claim(endpoint, timezone.now(), delivery.CLAIM_BATCH)
+        else:
+            delivery.expire_exhausted(endpoint=endpoint)
+    sql = next(q["sql"] for q in captured.captured_queries if "webhooks_webhookdelivery" in q["sql"][:120])
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute(
+            "SELECT indexname FROM pg_indexes WHERE tablename = 'webhooks_webhookdelivery' "
+            "AND indexname NOT IN ('webhooks_delivery_queue_idx', 'webhooks_webhookdelivery_pkey')"
+        )
+        for (other,) in cursor.fetchall():
+            cursor.execute(f'DROP INDEX "{other}"')
+        cursor.execute("EXPLAIN " + sql)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+        transaction.set_rollback(True)
+    assert "webhooks_delivery_queue_idx" in plan, plan
 
 
 # --- fan-out ----------------------------------------------------------------------------------------------------

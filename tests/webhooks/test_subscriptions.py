@@ -1,69 +1,50 @@
 """POST /settings/webhook-endpoints/subscriptions (spec "Delivery rules" 7, state table rows for subscriptions).
 
-The OAuth server is a later issue; here a connection is made in the test: an authentication class that turns
-`X-Test-Connection: <uuid>` into the OAuth credential the real token authentication will produce (kind oauth,
-bound to the practice, carrying the connection id). Everything after authentication is the real route.
+Connections are real OAuth connections with real access tokens (tests/oauth/tokens.py); everything after
+authentication is the real route.
 """
 
 import threading
 import uuid
 
 import pytest
-from rest_framework.authentication import BaseAuthentication
+from django.utils import timezone
 from werkzeug import Response
 
-from apps.core.credentials import OAUTH, Credential
-from apps.core.views import BaseApiView
+from apps.oauth.models import AccessToken, Connection
 from apps.webhooks.models import WebhookEndpoint
 from tests.helpers import assert_error
+from tests.oauth.tokens import application, bearer, mint
 
 ROUTE = "/settings/webhook-endpoints/subscriptions"
 
 
-class FakeConnection:
-    def __init__(self):
+class ConnectionSwitch:
+    """Disconnects a connection as seen from another thread (the receiver's): the test's own transaction is not
+    visible there, so the re-read the route makes mid-subscribe is answered from this flag."""
+
+    def __init__(self, connection_id):
+        self.connection_id = connection_id
         self.active = True
-
-    def connection_is_active(self) -> bool:
-        return self.active
-
-
-CONNECTIONS: dict = {}
-
-
-class TestConnectionAuthentication(BaseAuthentication):
-    def authenticate(self, request):
-        raw = request.headers.get("X-Test-Connection")
-        if not raw:
-            return None
-        connection_id, user, organization = CONNECTIONS[raw]
-        credential = Credential(
-            kind=OAUTH,
-            scopes=frozenset({"read", "write"}),
-            bound_organization_id=organization.id,
-            bucket_id=f"conn:{connection_id}",
-            connection_id=connection_id,
-            record=CONNECTIONS.get(f"{raw}:record"),
-        )
-        return user, credential
 
 
 @pytest.fixture
 def connect(monkeypatch, owner):
-    monkeypatch.setattr(
-        BaseApiView, "authentication_classes", [TestConnectionAuthentication, *BaseApiView.authentication_classes]
-    )
+    switches: dict = {}
+    real_check = AccessToken.connection_is_active
+
+    def connection_is_active(token):
+        switch = switches.get(token.connection_id)
+        return real_check(token) and (switch is None or switch.active)
+
+    monkeypatch.setattr(AccessToken, "connection_is_active", connection_is_active)
 
     def make(member=owner):
-        connection_id = uuid.uuid4()
-        CONNECTIONS[str(connection_id)] = (connection_id, member.user, member.organization)
-        CONNECTIONS[f"{connection_id}:record"] = FakeConnection()
-        from django.test import Client
+        raw, token = mint(member, "read write", app=application(f"Agent {len(switches)}"))
+        switches[token.connection_id] = ConnectionSwitch(token.connection_id)
+        return bearer(raw), switches[token.connection_id]
 
-        return Client(headers={"X-Test-Connection": str(connection_id)}), CONNECTIONS[f"{connection_id}:record"]
-
-    yield make
-    CONNECTIONS.clear()
+    return make
 
 
 @pytest.fixture
@@ -255,10 +236,11 @@ def test_the_hourly_sweep_archives_endpoints_whose_connection_lost_consent(
         url=receiver.url_for("/hook"),
         events=["patient.created"],
     ).endpoint
-    assert archive_lost_subscriptions() == 0  # no OAuth app registered a check: nothing can have disconnected
+    assert archive_lost_subscriptions() == 0  # every connection still has its consent
 
-    kept_connection = WebhookEndpoint.objects.for_org(owner.organization).get(id=kept["id"]).connection_id
-    monkeypatch.setattr(services, "_connection_checkers", [lambda ids: {i for i in ids if i == kept_connection}])
+    # A disconnect whose archiving was lost (the sweep is the backstop): the connection is revoked, endpoints live.
+    lost_connection = WebhookEndpoint.objects.for_org(owner.organization).get(id=lost["id"]).connection_id
+    Connection.objects.unscoped().filter(pk=lost_connection).update(revoked_at=timezone.now())
     assert archive_lost_subscriptions() == 1
     endpoints = {e.id: e for e in WebhookEndpoint.objects.for_org(owner.organization)}
     assert endpoints[uuid.UUID(lost["id"])].archived_at is not None
