@@ -9,7 +9,8 @@ import hmac
 from django.db import InterfaceError, OperationalError
 from rest_framework.authentication import BaseAuthentication, SessionAuthentication, get_authorization_header
 
-from apps.accounts import selectors
+from apps.accounts import selectors, user_sessions
+from apps.core import limits
 from apps.core.credentials import API_KEY, SESSION, Credential
 from apps.core.errors import AuthUnavailable, NotAuthenticated
 
@@ -38,12 +39,14 @@ class ApiKeyAuthentication(BaseAuthentication):
         if token is None or token.startswith(OAUTH_ACCESS_PREFIX):
             return None
         digest = api_key_digest(token)
+        limits.screen_unseen_bearer(request, digest)
         try:
             key = selectors.api_key_for_digest(digest)
         except (OperationalError, InterfaceError):
             raise AuthUnavailable() from None
         if key is None or not hmac.compare_digest(key.key_hash, digest) or not key.user.is_active:
             raise NotAuthenticated("The API key is invalid, revoked or expired.")
+        limits.remember_bearer(digest)
         selectors.api_key_touch(key)
         return key.user, Credential(kind=API_KEY, bucket_id=f"key:{key.id}", record=key)
 
@@ -52,7 +55,8 @@ class ApiKeyAuthentication(BaseAuthentication):
 
 
 class SessionCookieAuthentication(SessionAuthentication):
-    """Django's session cookie, CSRF enforced on unsafe methods (DRF's SessionAuthentication)."""
+    """Django's session cookie, CSRF enforced on unsafe methods (DRF's SessionAuthentication); each use touches the
+    session's record (apps.accounts.user_sessions) at most once a minute."""
 
     def authenticate(self, request):
         try:
@@ -63,4 +67,8 @@ class SessionCookieAuthentication(SessionAuthentication):
         if not authenticated:
             return None
         self.enforce_csrf(request)
+        try:
+            user_sessions.touch(request._request, user)  # last_seen_at, at most once a minute
+        except (OperationalError, InterfaceError):
+            raise AuthUnavailable() from None
         return user, Credential(kind=SESSION, bucket_id=None)

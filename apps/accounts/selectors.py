@@ -60,10 +60,16 @@ SESSION_ACTIVE_ORG_KEY = "active_organization_id"
 def resolve_organization(*, user: User, credential: Credential, header: str | None, session=None):
     """Pick the practice a request acts in (spec "Organization selection").
 
-    OAuth tokens name their practice. Otherwise X-Organization-ID decides; without it a session falls back to its
-    active practice, and any caller with exactly one membership gets that one. Several and no choice → 403.
+    A credential carrying an acting membership (an agency connection acting inside a linked practice, set by the
+    MCP server) acts with it. OAuth tokens name their practice. Otherwise X-Organization-ID decides; without it a
+    session falls back to its active practice, and any caller with exactly one membership gets that one. Several
+    and no choice → 403.
     Memberships are re-read on every request, so a removed or demoted member loses access at once.
     """
+    if credential.acting_membership is not None:
+        # An agency connection acting inside a linked practice (apps.partners): decided by the MCP server per call.
+        acting = credential.acting_membership
+        return OrganizationChoice(acting.organization, acting)
     memberships = memberships_of(user).select_related("organization")
     if credential.bound_organization_id is not None:
         membership = memberships.filter(organization_id=credential.bound_organization_id).first()

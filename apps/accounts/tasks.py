@@ -1,10 +1,79 @@
+import logging
+from datetime import timedelta
+
 from celery import shared_task
+from django.conf import settings
 from django.contrib.sessions.models import Session
+from django.core.mail import send_mail
 from django.utils import timezone
+
+from apps.accounts import user_sessions
+
+logger = logging.getLogger("apps.accounts")
 
 
 @shared_task(name="apps.accounts.tasks.purge_expired_sessions")
 def purge_expired_sessions() -> int:
-    """Hourly (beat): drop expired browser sessions. Idempotent."""
+    """Hourly (beat): drop expired browser sessions and their /user/sessions records. Idempotent."""
     deleted, _ = Session.objects.filter(expire_date__lt=timezone.now()).delete()
-    return deleted
+    return deleted + user_sessions.purge_expired()
+
+
+# A delivery still pending or publishing this long after its last change was lost (worker gone past the task
+# time limit, broker down at commit): apps.partners sends it again as the same e-mail.
+DELIVERY_STALE_AFTER = timedelta(minutes=10)
+
+
+@shared_task(name="apps.accounts.tasks.send_invitation_email", bind=True, max_retries=5)
+def send_invitation_email(self, invitation_id: str) -> bool:
+    """E-mail an invitation link (Django's e-mail backend; console in development) and drive its delivery state:
+    pending → publishing (claimed by a conditional update) → published, or parked once the retries are exhausted.
+
+    Idempotent: an answered, withdrawn or expired invitation, or one already published or parked, is not mailed.
+    A redelivered task finds its invitation still publishing and sends it again (at least once, never after
+    published)."""
+    from apps.accounts.models import Invitation
+
+    Delivery = Invitation.Delivery
+    now = timezone.now()
+    claimed = (
+        Invitation.objects.unscoped()
+        .filter(
+            pk=invitation_id,
+            status=Invitation.Status.PENDING,
+            expires_at__gt=now,
+            delivery__in=[Delivery.PENDING, Delivery.PUBLISHING],
+        )
+        .update(delivery=Delivery.PUBLISHING, updated_at=now)
+    )
+    if not claimed:
+        return False
+    invitation = Invitation.objects.unscoped().select_related("organization", "inviter").get(pk=invitation_id)
+    inviter = (invitation.inviter.name or invitation.inviter.email) if invitation.inviter else "A colleague"
+    practice = invitation.organization.name
+    link = f"{settings.SVC_APP_URL}/accept-invitation?id={invitation.id}"
+    try:
+        send_mail(
+            subject=f"{inviter} invited you to {practice}",
+            message=(
+                f"{inviter} invited you to join {practice} as {invitation.get_role_display()}.\n\n"
+                f"Accept or decline here: {link}\n\n"
+                f"The invitation expires on {invitation.expires_at:%Y-%m-%d %H:%M} UTC. "
+                "If you did not expect it, ignore this e-mail."
+            ),
+            from_email=settings.DEFAULT_FROM_EMAIL,
+            recipient_list=[invitation.email],
+        )
+    except OSError as exc:  # smtplib.SMTPException and socket errors
+        if self.request.called_directly or self.request.retries >= self.max_retries:
+            Invitation.objects.unscoped().filter(pk=invitation_id, delivery=Delivery.PUBLISHING).update(
+                delivery=Delivery.PARKED, updated_at=timezone.now()
+            )
+            logger.warning("invitation e-mail %s parked after %s attempts", invitation_id, self.request.retries + 1)
+            return False
+        raise self.retry(exc=exc, countdown=min(600, 2 ** (self.request.retries + 1))) from exc
+    sent_at = timezone.now()
+    Invitation.objects.unscoped().filter(pk=invitation_id, delivery=Delivery.PUBLISHING).update(
+        delivery=Delivery.PUBLISHED, last_sent_at=sent_at, updated_at=sent_at
+    )
+    return True

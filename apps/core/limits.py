@@ -148,3 +148,54 @@ def credential_bucket(request, view) -> str | None:
 
 
 API_CREDENTIAL_LIMIT = TokenBucketLimit("credential", setting="SVC_API_KEY_BUCKET", key=credential_bucket)
+
+
+# --- unseen bearers (spec "Limits": a bearer not resolved at the edge within the hour passes the address-block
+# screen before its lookup) ---------------------------------------------------------------------------------------
+
+SEEN_BEARER_TTL = 3600
+
+
+def _seen_key(digest: str) -> str:
+    return f"svc:seen-bearer:{digest}"
+
+
+def screen_unseen_bearer(request, digest: str) -> None:
+    """Before looking a bearer up in the database: one resolved within the hour passes; any other draws from the
+    300-per-minute window of its address block (IPv4 /24, IPv6 /64), so guessing cannot flood the lookups. Requests
+    without a client address pass; a Redis outage fails open (the credential is still verified in PostgreSQL)."""
+    try:
+        if get_redis_connection("default").exists(_seen_key(digest)):
+            return
+    except RedisError as exc:
+        logger.warning("seen-bearer check unavailable (%s); failing open", type(exc).__name__)
+        return
+    UNSEEN_BEARER_LIMIT.check(request, None)
+
+
+def remember_bearer(digest: str) -> None:
+    try:
+        get_redis_connection("default").set(_seen_key(digest), 1, ex=SEEN_BEARER_TTL)
+    except RedisError as exc:
+        logger.warning("seen-bearer record unavailable (%s)", type(exc).__name__)
+
+
+class AddressBlockWindow(MinuteWindowLimit):
+    """A per-minute window keyed on the client's address block (IPv4 /24, IPv6 /64)."""
+
+    def check(self, request, view) -> None:
+        django_request = request._request if hasattr(request, "_request") else request
+        block = client_address_block(django_request, ipv4_prefix=24, ipv6_prefix=64)
+        if block is None:
+            return
+        rate = self.rate() if callable(self.rate) else self.rate
+        try:
+            usage = get_usage(django_request, group=self.group, key=lambda group, req: block, rate=rate, increment=True)
+        except (RedisError, ConnectionError) as exc:
+            logger.warning("rate window %s unavailable (%s); failing open", self.group, type(exc).__name__)
+            return
+        if usage is not None and usage["time_left"] >= 0 and usage["should_limit"]:
+            raise RateLimited(usage["time_left"] + 1)
+
+
+UNSEEN_BEARER_LIMIT = AddressBlockWindow("auth.unseen-bearer", rate=lambda: settings.SVC_UNSEEN_BEARER_RATE)

@@ -18,7 +18,12 @@ class JsonErrorMiddleware:
             response = self.get_response(request)
         except Exception as exc:  # the last line of defence: never an HTML page
             return self._render(exc)
-        if response.status_code >= 400 and self._is_html(response) and not request.path.startswith("/admin/"):
+        if (
+            response.status_code >= 400
+            and self._is_html(response)
+            and not request.path.startswith("/admin/")
+            and not getattr(response, "keeps_html", False)  # a page meant for people (OAuth sign-in, consent)
+        ):
             # Django's own pages (DEBUG's technical 404, a stray 400) become the envelope too.
             return self._render_status(response.status_code)
         return response

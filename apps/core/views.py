@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 from apps.core.errors import NoOrganization, NotFound, ValidationFailed
 from apps.core.limits import API_CREDENTIAL_LIMIT
 from apps.core.naming import to_camel
+from apps.core.permissions import AUTHENTICATED, declared_permission
 from apps.core.uuids import InvalidUuid
 
 ACCESS_GENERATION_HEADER = "X-Service-Access-Generation"
@@ -83,7 +84,11 @@ class BaseApiView(APIView):
         return record
 
     def serializer_context(self) -> dict:
-        return {"request": self.request, "view": self, "organization": self.organization}
+        context = {"request": self.request, "view": self}
+        # Account routes (public, or the caller's own identity) act in no practice; the others always do.
+        if not self.public and declared_permission(self, self.request.method) not in (None, AUTHENTICATED):
+            context["organization"] = self.organization
+        return context
 
     def parse_body(self, serializer_class, *, partial: bool = False, instance=None):
         """The JSON object body, validated. An empty body is refused: the contract's bodies are objects."""

@@ -33,6 +33,7 @@ def test_sign_up_creates_the_account_and_signs_in(db):
     body = response.json()
     user = User.objects.get()
     assert body == {
+        "twoFactorRedirect": False,
         "user": {"id": str(user.id), "email": "ada@example.com", "name": "Ada"},
         "activeOrganizationId": None,
     }
@@ -137,6 +138,7 @@ def test_sign_in_starts_a_session_in_the_first_practice(owner, password):
 
     assert response.status_code == 200, response.content
     assert response.json() == {
+        "twoFactorRedirect": False,
         "user": {"id": str(owner.user.id), "email": owner.user.email, "name": owner.user.name},
         "activeOrganizationId": str(owner.organization.id),
     }

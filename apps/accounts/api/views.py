@@ -8,7 +8,7 @@ from django.middleware.csrf import get_token
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
-from apps.accounts import selectors, services
+from apps.accounts import selectors, services, two_factor, user_sessions
 from apps.accounts.api import serializers as s
 from apps.accounts.errors import InvalidCredentials
 from apps.core.errors import OrganizationAmbiguous, UpgradeRequired
@@ -21,15 +21,16 @@ SIGN_IN_LIMIT = MinuteWindowLimit("auth.sign-in", rate=lambda: settings.SVC_SIGN
 SIGN_UP_LIMIT = MinuteWindowLimit("auth.sign-up", rate=lambda: settings.SVC_SIGN_UP_RATE)
 
 
-def _signed_in(request, user) -> Response:
+def signed_in(request, user) -> Response:
     """Start a browser session; the active practice defaults to the person's first membership."""
     login(request._request, user, backend="django.contrib.auth.backends.ModelBackend")
+    user_sessions.record_sign_in(request._request, user)
     first = selectors.memberships_of(user).first()
     if first is not None:
         request._request.session[selectors.SESSION_ACTIVE_ORG_KEY] = str(first.organization_id)
     get_token(request._request)  # sets the csrftoken cookie the client echoes in X-CSRFToken
     body = {"user": user, "active_organization_id": first.organization_id if first else None}
-    return Response(s.SignedInOutput(body).data)
+    return Response(s.SignedInOutput(body | {"two_factor_redirect": False}).data)
 
 
 class SignUpView(BaseApiView):
@@ -47,7 +48,7 @@ class SignUpView(BaseApiView):
         data = s.SignUpInput(data=request.data)
         data.is_valid(raise_exception=True)
         user = services.user_sign_up(**data.validated_data)
-        response = _signed_in(request, user)
+        response = signed_in(request, user)
         response.status_code = 201
         return response
 
@@ -60,8 +61,10 @@ class SignInView(BaseApiView):
     @extend_schema(
         tags=["auth"],
         request=s.EmailPasswordInput,
-        responses={200: s.SignedInOutput},
+        responses={200: s.SignInOutput},
         summary="Sign in with e-mail and password (sets the session cookie)",
+        description="With two-factor on, a right password answers twoFactorRedirect: true and no signed-in "
+        "session; finish with POST /auth/two-factor/verify-totp or /auth/two-factor/verify-backup-code.",
     )
     def post(self, request):
         data = s.EmailPasswordInput(data=request.data)
@@ -73,7 +76,10 @@ class SignInView(BaseApiView):
         )
         if user is None:
             raise InvalidCredentials()
-        return _signed_in(request, user)
+        if two_factor.has_two_factor(user):
+            expires_at = two_factor.open_challenge(request._request.session, user)
+            return Response(s.SignInOutput({"two_factor_redirect": True, "two_factor_expires_at": expires_at}).data)
+        return signed_in(request, user)
 
 
 class SignOutView(BaseApiView):
@@ -83,6 +89,7 @@ class SignOutView(BaseApiView):
 
     @extend_schema(tags=["auth"], request=None, responses={200: s.OkOutput}, summary="End the browser session")
     def post(self, request):
+        user_sessions.record_sign_out(request._request)
         logout(request._request)
         return Response({"ok": True})
 
@@ -186,16 +193,6 @@ class MeView(BaseApiView):
             choice = self._choice = selectors.OrganizationChoice(None, None)
         body = selectors.auth_me(user=request.user, credential=request.auth, choice=choice)
         return Response(s.MeOutput(body).data)
-
-
-class UserMeView(BaseApiView):
-    permission = AUTHENTICATED
-    scope_area = ACCOUNT_AREA
-    browser_session_only = True
-
-    @extend_schema(tags=["user"], responses={200: s.UserProfileOutput}, summary="Your profile")
-    def get(self, request):
-        return Response(s.UserProfileOutput(request.user).data)
 
 
 class OrganizationMineView(BaseApiView):
