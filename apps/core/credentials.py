@@ -21,6 +21,10 @@ class Credential:
     # OAuth: the connection (the practice-bound grant) the token belongs to.
     connection_id: UUID | None = None
     record: Any = field(default=None, compare=False, repr=False)
+    # Set only in-process by the MCP server when an agency connection names a linked practice (apps.partners
+    # .selectors.practice_credential): the membership the request acts with there, already re-read for this call.
+    # The organization resolver returns it instead of choosing among the person's own memberships.
+    acting_membership: Any = field(default=None, compare=False, repr=False)
 
     @property
     def is_machine(self) -> bool:

@@ -96,3 +96,27 @@ class SessionCookieScheme(OpenApiAuthenticationExtension):
             "name": "sessionid",
             "description": "Browser session from POST /auth/sign-in/email; unsafe methods need X-CSRFToken.",
         }
+
+
+class OAuthTokenScheme(OpenApiAuthenticationExtension):
+    target_class = "apps.oauth.authentication.OAuthTokenAuthentication"
+    name = "oauth2"
+
+    def get_security_definition(self, auto_schema):
+        from django.conf import settings
+
+        base = settings.SVC_BASE_URL
+        return {
+            "type": "oauth2",
+            "description": "OAuth 2.0 access tokens (svc_oat_…) of a connection bound to one practice. GET, HEAD "
+            "and OPTIONS need read or the route area's .read or .write; other methods need write or the area's "
+            ".write. Scopes only narrow the person's role.",
+            "flows": {
+                "authorizationCode": {
+                    "authorizationUrl": f"{base}/auth/oauth2/authorize",
+                    "tokenUrl": f"{base}/auth/oauth2/token",
+                    "refreshUrl": f"{base}/auth/oauth2/token",
+                    "scopes": settings.OAUTH_SCOPES,
+                }
+            },
+        }

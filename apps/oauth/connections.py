@@ -1,0 +1,73 @@
+"""Connections: consent binds an app to one practice for one person; disconnect ends every token at once and
+archives the webhook endpoints the connection created."""
+
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from apps.oauth.models import AccessToken, ClientProfile, Connection, RefreshToken
+
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+def still_connected(connection_ids: set) -> set:
+    """Of these connection ids, those not disconnected (the webhooks app's hourly sweep asks)."""
+    return set(
+        Connection.objects.unscoped()
+        .filter(pk__in=connection_ids, revoked_at__isnull=True)
+        .values_list("pk", flat=True)
+    )
+
+
+def connect(*, user, application, organization, scopes: list[str]) -> Connection:
+    """At consent: the person's live connection of this app to this practice (its scopes become the new consent),
+    or a new one. The practice of a connection never changes."""
+    scope_text = " ".join(sorted(set(scopes)))
+    with transaction.atomic():
+        connection = (
+            Connection.objects.for_org(organization)
+            .select_for_update()
+            .filter(user=user, application=application, revoked_at__isnull=True)
+            .first()
+        )
+        if connection is None:
+            connection = Connection.objects.create(
+                organization=organization, user=user, application=application, scopes=scope_text
+            )
+        elif connection.scopes != scope_text:
+            connection.scopes = scope_text
+            connection.save(update_fields=["scopes", "updated_at"])
+        # The first approval keeps a dynamically registered client from the 24-hour cleanup.
+        profile, _ = ClientProfile.objects.get_or_create(application=application)
+        if profile.approved_at is None:
+            ClientProfile.objects.filter(pk=profile.pk).update(approved_at=timezone.now())
+    return connection
+
+
+def disconnect(connection: Connection) -> None:
+    """Revoke the connection and every token it holds; its webhook endpoints are archived (their queued
+    deliveries fail). Takes effect on the connection's next request."""
+    from apps.webhooks.services import endpoints_archive_for_connection
+
+    now = timezone.now()
+    with transaction.atomic():
+        updated = (
+            Connection.objects.unscoped()
+            .filter(pk=connection.pk, revoked_at__isnull=True)
+            .update(revoked_at=now, updated_at=now)
+        )
+        RefreshToken.objects.filter(connection_id=connection.pk, revoked__isnull=True).update(revoked=now)
+        AccessToken.objects.filter(connection_id=connection.pk).delete()
+        if updated:
+            endpoints_archive_for_connection(organization=connection.organization, connection_id=connection.pk)
+    connection.revoked_at = connection.revoked_at or now
+
+
+def touch(connection_id) -> None:
+    """Record use at most once a minute: one conditional UPDATE."""
+    now = timezone.now()
+    Connection.objects.unscoped().filter(pk=connection_id).filter(
+        Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - LAST_USED_RESOLUTION)
+    ).update(last_used_at=now)

@@ -1,0 +1,185 @@
+"""token, revoke and introspect: code refusals, refresh rules and response fields, the address-block window."""
+
+import time_machine
+from django.test import Client, override_settings
+from django.utils import timezone
+
+from apps.oauth.models import AccessToken, Connection, RefreshToken
+from tests.factories import DEFAULT_PASSWORD
+from tests.oauth.conftest import (
+    INTROSPECT,
+    REVOKE,
+    TOKEN,
+    code_for,
+    exchange,
+    new_authorization,
+    pkce,
+    refresh,
+)
+
+
+def _oauth_error(response, status, error):
+    assert response.status_code == status, response.content
+    body = response.json()
+    assert body["error"] == error, body
+    return body
+
+
+def test_wrong_verifier_is_invalid_grant(signed_in, app_client_id):
+    authorization = new_authorization(app_client_id)
+    code = code_for(signed_in, authorization)
+    _oauth_error(exchange(authorization, code, code_verifier=pkce()[0]), 400, "invalid_grant")
+    _oauth_error(exchange(authorization, code, code_verifier=None), 400, "invalid_request")
+    assert not AccessToken.objects.exists()
+
+
+def test_code_is_single_use(signed_in, app_client_id):
+    authorization = new_authorization(app_client_id)
+    code = code_for(signed_in, authorization)
+    assert exchange(authorization, code).status_code == 200
+    _oauth_error(exchange(authorization, code), 400, "invalid_grant")
+
+
+def test_expired_code_is_refused(signed_in, app_client_id):
+    authorization = new_authorization(app_client_id)
+    code = code_for(signed_in, authorization)
+    with time_machine.travel(timezone.now() + timezone.timedelta(seconds=61)):
+        _oauth_error(exchange(authorization, code), 400, "invalid_grant")
+
+
+def test_wrong_redirect_uri_at_the_token_endpoint(signed_in, app_client_id):
+    authorization = new_authorization(app_client_id)
+    code = code_for(signed_in, authorization)
+    _oauth_error(exchange(authorization, code, redirect_uri="http://127.0.0.1:9/other"), 400, "invalid_request")
+
+
+def test_unknown_client_and_another_clients_code(signed_in, app_client_id):
+    from tests.oauth.conftest import register_client
+
+    authorization = new_authorization(app_client_id)
+    code = code_for(signed_in, authorization)
+    _oauth_error(exchange(authorization, code, client_id="nobody"), 401, "invalid_client")
+    _oauth_error(exchange(authorization, code, client_id=register_client()), 400, "invalid_grant")
+
+
+def test_no_password_or_client_credentials_grant(app_client_id, owner):
+    from oauth2_provider.models import Application
+
+    _oauth_error(
+        Client().post(TOKEN, {"grant_type": "client_credentials", "client_id": app_client_id}), 401, "invalid_client"
+    )
+    for grant in ("client-credentials", "password"):
+        machine = Application.objects.create(
+            name="machine", client_type="confidential", authorization_grant_type=grant, client_secret="s3cret-value"
+        )
+        body = {"grant_type": grant.replace("-", "_"), "username": owner.user.email, "password": DEFAULT_PASSWORD}
+        response = Client().post(TOKEN, body | {"client_id": machine.client_id, "client_secret": "s3cret-value"})
+        _oauth_error(response, 400, "unauthorized_client")
+    assert not AccessToken.objects.exists()
+
+
+def test_token_response_fields(owner, tokens):
+    assert set(tokens) >= {
+        "access_token",
+        "refresh_token",
+        "token_type",
+        "expires_in",
+        "scope",
+        "api_base_url",
+        "organization_id",
+        "organization_name",
+        "organization_country",
+    }
+    assert tokens["access_token"].startswith("svc_oat_eu_") and tokens["refresh_token"].startswith("svc_ort_eu_")
+    assert tokens["organization_name"] == owner.organization.name
+    assert tokens["api_base_url"] == "http://localhost:8787"
+
+
+def test_only_hashes_are_stored(tokens):
+    for row in list(AccessToken.objects.all()) + list(RefreshToken.objects.all()):
+        assert row.token == "" and row.token_checksum
+
+
+def test_no_refresh_token_without_offline_access(signed_in, app_client_id):
+    authorization = new_authorization(app_client_id, scope="read")
+    response = exchange(authorization, code_for(signed_in, authorization))
+    assert response.status_code == 200
+    body = response.json()
+    assert "refresh_token" not in body and body["scope"] == "read"
+    assert not RefreshToken.objects.exists()
+
+
+def test_refresh_rotates_and_keeps_the_practice(owner, tokens):
+    response = refresh(tokens["client_id"], tokens["refresh_token"])
+    assert response.status_code == 200
+    body = response.json()
+    assert set(body) == {"access_token", "refresh_token", "token_type", "expires_in", "scope", "organization_country"}
+    newest = AccessToken.objects.order_by("-created").first()
+    assert newest.organization_id == owner.organization.id and newest.connection_id is not None
+    _oauth_error(refresh(tokens["client_id"], tokens["refresh_token"]), 400, "invalid_grant")
+    _oauth_error(refresh(tokens["client_id"], body["refresh_token"]), 400, "invalid_grant")  # family revoked
+
+
+def test_refresh_of_a_disconnected_connection_or_removed_member_is_invalid_grant(owner, tokens):
+    owner.membership.delete()
+    _oauth_error(refresh(tokens["client_id"], tokens["refresh_token"]), 400, "invalid_grant")
+
+
+def test_refresh_after_disconnect_is_invalid_grant(tokens):
+    from apps.oauth.connections import disconnect
+
+    disconnect(Connection.objects.unscoped().get())
+    _oauth_error(refresh(tokens["client_id"], tokens["refresh_token"]), 400, "invalid_grant")
+
+
+def test_revoking_the_refresh_token_disconnects(tokens):
+    response = Client().post(
+        REVOKE, {"token": tokens["refresh_token"], "token_type_hint": "refresh_token", "client_id": tokens["client_id"]}
+    )
+    assert response.status_code == 200
+    assert Connection.objects.unscoped().get().revoked_at is not None
+    assert not AccessToken.objects.filter(connection__isnull=False).exists()
+
+
+def test_another_client_cannot_revoke(tokens):
+    from tests.oauth.conftest import register_client
+
+    other = register_client()
+    assert Client().post(REVOKE, {"token": tokens["access_token"], "client_id": other}).status_code == 200
+    assert Connection.objects.unscoped().get().revoked_at is None
+
+
+def test_introspect(owner, tokens):
+    client_id = tokens["client_id"]
+    active = Client().post(INTROSPECT, {"token": tokens["access_token"], "client_id": client_id}).json()
+    assert active["active"] is True and active["organization_id"] == str(owner.organization.id)
+    assert active["client_id"] == client_id and active["scope"] == "read write offline_access"
+    assert {"exp", "iat", "sub", "token_type", "iss"} <= set(active)
+    from tests.oauth.conftest import register_client
+
+    other = Client().post(INTROSPECT, {"token": tokens["access_token"], "client_id": register_client()}).json()
+    assert other == {"active": False}
+    _oauth_error(Client().post(INTROSPECT, {"token": tokens["access_token"]}), 401, "invalid_client")
+    assert Client().post(INTROSPECT, {"token": "svc_oat_eu_nope", "client_id": client_id}).json() == {"active": False}
+
+
+@override_settings(SVC_OAUTH_UNAUTHENTICATED_RATE="3/m")
+def test_unauthenticated_endpoints_share_a_window_per_address_block(app_client_id):
+    same_block = [Client(REMOTE_ADDR=f"203.0.113.{n}") for n in (1, 2, 3)]
+    assert same_block[0].post(TOKEN, {"grant_type": "refresh_token"}).status_code == 400
+    assert same_block[1].post(REVOKE, {"token": "x", "client_id": app_client_id}).status_code == 200
+    assert same_block[2].post(INTROSPECT, {"token": "x", "client_id": app_client_id}).status_code == 200
+    refused = same_block[0].post(TOKEN, {"grant_type": "refresh_token"})
+    body = _oauth_error(refused, 429, "rate_limited")
+    assert refused["Retry-After"] == "60" and body["error_description"]
+    # Another /24 has its own window; IPv6 counts per /64.
+    assert Client(REMOTE_ADDR="203.0.114.1").post(TOKEN, {"grant_type": "refresh_token"}).status_code == 400
+    v6 = [Client(REMOTE_ADDR=f"2001:db8:1:2::{n}") for n in range(1, 5)]
+    statuses = [c.post(TOKEN, {"grant_type": "refresh_token"}).status_code for c in v6]
+    assert statuses == [400, 400, 400, 429]
+
+
+def test_a_request_without_a_usable_address_is_refused(app_client_id):
+    for address in ("", "unknown"):
+        response = Client(REMOTE_ADDR=address).post(TOKEN, {"grant_type": "refresh_token"})
+        _oauth_error(response, 400, "invalid_request")
