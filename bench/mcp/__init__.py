@@ -1,0 +1,1 @@
+"""python -m bench mcp: the MCP server's overhead over the REST request it runs (issue 7)."""

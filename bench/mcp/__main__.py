@@ -1,0 +1,5 @@
+import sys
+
+from bench.mcp.run import main
+
+sys.exit(main())

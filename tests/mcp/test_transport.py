@@ -1,0 +1,178 @@
+"""POST /mcp over raw HTTP: methods, batches, Origin, the 401 challenge, notifications, versions, tools."""
+
+import json
+
+import pytest
+from django.conf import settings
+from django.test import Client
+
+from tests.oauth.tokens import mint
+
+CHALLENGE = (
+    'Bearer error="invalid_token", resource_metadata="http://localhost:8787/.well-known/oauth-protected-resource/mcp", '
+    'scope="read write offline_access"'
+)
+
+
+def rpc(client: Client, method: str, params=None, *, id=1, **headers):
+    message = {"jsonrpc": "2.0", "method": method} | ({"id": id} if id is not None else {})
+    if params is not None:
+        message["params"] = params
+    return client.post("/mcp", json.dumps(message), content_type="application/json", headers=headers)
+
+
+@pytest.fixture
+def agent(owner):
+    raw, _ = mint(owner, "read write", resource=[settings.SVC_MCP_URL])
+    return Client(headers={"Authorization": f"Bearer {raw}"})
+
+
+def call(client, name, arguments):
+    response = rpc(client, "tools/call", {"name": name, "arguments": arguments})
+    assert response.status_code == 200, response.content
+    return response.json()["result"]
+
+
+@pytest.mark.parametrize("method", ["get", "delete"])
+def test_only_post_is_allowed(agent, method):
+    assert getattr(agent, method)("/mcp").status_code == 405
+
+
+def test_a_batch_is_refused_with_32600(agent):
+    batch = [{"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"jsonrpc": "2.0", "id": 2, "method": "ping"}]
+    response = agent.post("/mcp", json.dumps(batch), content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32600
+
+
+def test_an_origin_header_is_refused(agent):
+    assert rpc(agent, "ping", Origin="https://evil.example").status_code == 403
+
+
+def test_without_a_token_the_challenge_names_the_metadata_and_scopes(db):
+    response = rpc(Client(), "initialize", {"protocolVersion": "2025-11-25"})
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"] == (
+        'Bearer resource_metadata="http://localhost:8787/.well-known/oauth-protected-resource/mcp", '
+        'scope="read write offline_access"'
+    )
+
+
+@pytest.mark.parametrize("credential", ["api_key", "bogus", "other_audience"])
+def test_other_credentials_are_401_with_the_challenge(owner, credential):
+    if credential == "api_key":
+        value = owner.api_key
+    elif credential == "bogus":
+        value = "svc_oat_nope"
+    else:
+        value, _ = mint(owner, resource=["https://elsewhere.example/api"])
+    response = rpc(Client(headers={"Authorization": f"Bearer {value}"}), "ping")
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"] == CHALLENGE
+
+
+def test_a_session_cookie_is_not_a_credential_here(owner):
+    assert rpc(owner.session_client(), "ping").status_code == 401
+
+
+def test_initialize_negotiates_and_notifications_are_202(agent):
+    response = rpc(agent, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {}})
+    result = response.json()["result"]
+    assert result["protocolVersion"] == "2025-06-18"
+    assert result["capabilities"] == {"tools": {"listChanged": False}}
+    assert "Mcp-Session-Id" not in response
+    assert (
+        rpc(agent, "initialize", {"protocolVersion": "1999-01-01"}).json()["result"]["protocolVersion"] == "2025-11-25"
+    )
+    assert rpc(agent, "notifications/initialized", id=None).status_code == 202
+
+
+def test_unknown_methods_and_versions(agent):
+    assert rpc(agent, "server/discover").json()["error"]["code"] == -32601
+    response = rpc(agent, "tools/list", **{"MCP-Protocol-Version": "2031-01-01"})
+    assert response.status_code == 400
+
+
+def test_tools_list_and_a_read_only_connection(owner):
+    raw, _ = mint(owner, "read", resource=[settings.SVC_MCP_URL])
+    reader = Client(headers={"Authorization": f"Bearer {raw}"})
+    names = [tool["name"] for tool in rpc(reader, "tools/list").json()["result"]["tools"]]
+    assert names == ["search_operations", "read"]
+    found = call(reader, "search_operations", {"query": "patients"})["structuredContent"]["items"]
+    assert found and all(item["operation"].startswith("GET ") for item in found)
+    refused = rpc(reader, "tools/call", {"name": "write", "arguments": {"operation": "POST /patients"}})
+    assert refused.json()["error"]["code"] == -32602
+
+
+def test_search_pages_by_ten_and_hides_account_surfaces(agent):
+    first = call(agent, "search_operations", {})["structuredContent"]
+    assert len(first["items"]) == 10 and first["nextOffset"] == 10
+    everything, offset = [], 0
+    while offset is not None:
+        page = call(agent, "search_operations", {"offset": offset})["structuredContent"]
+        everything += [item["operation"] for item in page["items"]]
+        offset = page["nextOffset"]
+    assert "GET /patients/:id" in everything and "POST /patients" in everything
+    assert not [op for op in everything if op.split(" ")[1].startswith(("/user", "/organization", "/auth/sign"))]
+
+
+def test_read_and_write_run_through_the_routes(agent, owner):
+    created = call(
+        agent, "write", {"operation": "POST /patients", "body": {"firstName": "Ada", "email": "ada@example.com"}}
+    )
+    assert created["isError"] is False, created
+    patient = created["structuredContent"]["body"]
+    assert created["structuredContent"]["status"] == 201
+    listed = call(agent, "read", {"operation": "GET /patients", "query": {"q": "ada"}})["structuredContent"]
+    assert [item["id"] for item in listed["body"]["items"]] == [patient["id"]]
+    one = call(agent, "read", {"operation": "GET /patients/:id", "params": {"id": patient["id"]}})
+    assert one["structuredContent"]["body"]["firstName"] == "Ada"
+
+
+def test_an_api_error_is_the_tools_error_result(agent, outsider):
+    bad = call(agent, "write", {"operation": "POST /patients", "body": {"firstName": ""}})
+    assert bad["isError"] is True
+    assert bad["structuredContent"]["status"] == 400
+    assert set(bad["structuredContent"]["error"]) == {"code", "message", "details"}
+    # Tenancy: another practice's patient is a 404 through the tool too.
+    from tests.factories import PatientFactory
+
+    foreign = PatientFactory(organization=outsider.organization)
+    missing = call(agent, "read", {"operation": "GET /patients/:id", "params": {"id": str(foreign.id)}})
+    assert missing["isError"] is True and missing["structuredContent"]["status"] == 404
+
+
+def test_large_replies_come_in_parts(agent, owner, settings):
+    from tests.factories import PatientFactory
+
+    PatientFactory.create_batch(30, organization=owner.organization)
+    settings.SVC_MCP_REPLY_LIMIT = 4000
+    first = call(agent, "read", {"operation": "GET /patients", "query": {"limit": 30}})["structuredContent"]
+    assert first["offset"] == 0 and first["totalBytes"] > 4000 and first["nextOffset"]
+    parts, offset = [first["part"]], first["nextOffset"]
+    while offset is not None:
+        part = call(
+            agent,
+            "read",
+            {"operation": "GET /patients", "query": {"limit": 30}, "range": {"offset": offset}, "etag": first["etag"]},
+        )["structuredContent"]
+        parts.append(part["part"])
+        offset = part["nextOffset"]
+    assert len(json.loads("".join(parts))["items"]) == 30
+    # A changed reply (a new patient) answers to start again.
+    PatientFactory(organization=owner.organization)
+    changed = call(
+        agent,
+        "read",
+        {"operation": "GET /patients", "query": {"limit": 30}, "range": {"offset": 4000}, "etag": first["etag"]},
+    )
+    assert changed["isError"] is True and changed["structuredContent"]["error"]["code"] == "REPLY_CHANGED"
+
+
+def test_each_tool_call_draws_from_the_connections_bucket(agent, settings):
+    settings.SVC_API_KEY_BUCKET = (2, 0.001)
+    assert call(agent, "search_operations", {})["isError"] is False
+    assert call(agent, "read", {"operation": "GET /patients"})["isError"] is False
+    limited = call(agent, "read", {"operation": "GET /patients"})
+    assert limited["isError"] is True and limited["structuredContent"]["status"] == 429
+    assert rpc(agent, "tools/list").status_code == 200  # listing is not a tool call
