@@ -1,0 +1,106 @@
+"""Reads of the journeys area, always for one practice."""
+
+from decimal import Decimal
+
+from django.db.models import Count, Prefetch, Sum
+from django.db.models.functions import Lower
+
+from apps.journeys import services
+from apps.journeys.models import Journey, Pipeline, Stage, Treatment
+
+
+def treatment_page(*, organization, include_archived: bool, category: str | None, limit: int, offset: int):
+    """(rows, total) of the catalogue ordered by name; seeds the built-in treatment on first read."""
+    services.practice_catalogue_seed(organization=organization)
+    rows = Treatment.objects.for_org(organization)
+    if not include_archived:
+        rows = rows.filter(active=True)
+    if category:
+        rows = rows.filter(category__iexact=category)
+    total = rows.count()
+    return list(rows.order_by(Lower("name"), "id")[offset : offset + limit]), total
+
+
+def _with_stages(pipelines):
+    return pipelines.prefetch_related(
+        Prefetch("stages", queryset=Stage.unscoped_objects.order_by("position", "id"), to_attr="ordered_stages")
+    )
+
+
+def pipeline_list(*, organization) -> list[Pipeline]:
+    """Every pipeline of the practice with its stages (archived ones included, flagged); the default first.
+    Seeds the default pipeline on first read."""
+    services.practice_catalogue_seed(organization=organization)
+    rows = Pipeline.objects.for_org(organization).order_by("-is_default", Lower("name"), "id")
+    return list(_with_stages(rows))
+
+
+def pipeline_get(*, organization, pipeline_id) -> Pipeline | None:
+    return _with_stages(Pipeline.objects.for_org(organization).filter(id=pipeline_id)).first()
+
+
+JOURNEY_RELATED = ("treatment", "stage", "patient")
+
+
+def journey_get(*, organization, journey_id) -> Journey | None:
+    return Journey.objects.for_org(organization).select_related(*JOURNEY_RELATED).filter(id=journey_id).first()
+
+
+def journey_filter(*, organization, filters: dict):
+    rows = Journey.objects.for_org(organization)
+    for key, lookup in (
+        ("pipeline_id", "pipeline_id"),
+        ("stage_id", "stage_id"),
+        ("status", "status"),
+        ("assignee_id", "assignee_id"),
+        ("treatment_id", "treatment_id"),
+        ("patient_id", "patient_id"),
+        ("created_after", "created_at__gte"),
+        ("created_before", "created_at__lt"),
+        ("updated_after", "updated_at__gte"),
+        ("updated_before", "updated_at__lt"),
+        ("won_after", "won_at__gte"),
+        ("won_before", "won_at__lt"),
+        ("lost_after", "lost_at__gte"),
+        ("lost_before", "lost_at__lt"),
+    ):
+        if filters.get(key) is not None:
+            rows = rows.filter(**{lookup: filters[key]})
+    return rows
+
+
+def journey_page(*, organization, filters: dict, limit: int, offset: int):
+    """(rows, total), newest first."""
+    rows = journey_filter(organization=organization, filters=filters)
+    total = rows.count()
+    page = rows.select_related(*JOURNEY_RELATED).order_by("-created_at", "-id")[offset : offset + limit]
+    return list(page), total
+
+
+def journey_board(*, organization, pipeline: Pipeline, filters: dict, per_stage: int):
+    """Columns in board order: every active stage, plus archived stages still holding journeys; each with the count
+    and value sum of its journeys (under the filters) and the most recently moved `per_stage` of them."""
+    rows = journey_filter(organization=organization, filters={**filters, "pipeline_id": pipeline.id})
+    totals = {
+        row["stage_id"]: row
+        for row in rows.values("stage_id").annotate(count=Count("id"), value_sum=Sum("estimated_value"))
+    }
+    stages = [
+        stage
+        for stage in Stage.objects.for_org(organization).filter(pipeline=pipeline).order_by("position", "id")
+        if stage.archived_at is None or stage.id in totals
+    ]
+    columns = []
+    for stage in stages:
+        found = totals.get(stage.id) or {"count": 0, "value_sum": None}
+        items = []
+        if found["count"] and per_stage:
+            items = list(
+                rows.filter(stage=stage)
+                .select_related(*JOURNEY_RELATED)
+                .order_by("-stage_entered_at", "-id")[:per_stage]
+            )
+        columns.append(
+            {"stage": stage, "count": found["count"], "value_sum": found["value_sum"] or Decimal("0"), "items": items}
+        )
+    return columns

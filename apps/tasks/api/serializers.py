@@ -1,0 +1,119 @@
+"""Wire shapes of the tasks area (camelCase on the wire; snake_case here)."""
+
+from django.utils.dateparse import parse_datetime
+from rest_framework import serializers
+
+from apps.core.fields import StrictUUIDField, TenantRelatedField
+from apps.core.serializers import StrictSerializer
+from apps.patients.models import Patient
+from apps.tasks.models import Priority, TaskStatus
+from apps.tasks.selectors import VIEWS
+
+
+class AwareDateTimeField(serializers.DateTimeField):
+    """An ISO 8601 date-time that names its offset (Z or ±hh:mm): a wall-clock time alone is ambiguous."""
+
+    default_error_messages = {"naive": "must include a timezone offset (Z or ±hh:mm)"}
+
+    def to_internal_value(self, value):
+        if isinstance(value, str):
+            try:
+                parsed = parse_datetime(value.strip())
+            except ValueError:
+                parsed = None
+            if parsed is not None and parsed.tzinfo is None:
+                self.fail("naive")
+        elif not isinstance(value, str):
+            self.fail("invalid", format="ISO 8601 with an offset")
+        return super().to_internal_value(value)
+
+
+class TextField(serializers.CharField):
+    """A JSON string: numbers and booleans are not silently turned into text."""
+
+    default_error_messages = {"type": "must be a string"}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("type")
+        return super().to_internal_value(data)
+
+
+class TaskWriteSerializer(StrictSerializer):
+    title = TextField(min_length=1, max_length=200)
+    description = TextField(max_length=5000, required=False, allow_blank=True, allow_null=True)
+    due_at = AwareDateTimeField(required=False, allow_null=True)
+    priority = serializers.ChoiceField(choices=Priority.choices, required=False)
+    assignee_id = StrictUUIDField(
+        required=False,
+        allow_null=True,
+        help_text="The user id of a member of the practice (GET /organization/members). Defaults to the creator.",
+    )
+    patient_id = TenantRelatedField(Patient, required=False, allow_null=True, source="patient")
+
+    def validate_title(self, value):
+        if not value.strip():
+            raise serializers.ValidationError("must contain something other than spaces")
+        return value
+
+
+class TaskCreateSerializer(TaskWriteSerializer):
+    class Meta:
+        ref_name = "TaskCreate"
+
+
+class TaskUpdateSerializer(TaskWriteSerializer):
+    class Meta:
+        ref_name = "TaskUpdate"
+
+
+class TaskSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    title = serializers.CharField()
+    description = serializers.CharField()
+    due_at = serializers.DateTimeField(allow_null=True)
+    priority = serializers.ChoiceField(choices=Priority.choices)
+    status = serializers.ChoiceField(choices=TaskStatus.choices)
+    completed_at = serializers.DateTimeField(allow_null=True)
+    cancelled_at = serializers.DateTimeField(allow_null=True)
+    assignee_id = serializers.UUIDField(allow_null=True)
+    patient_id = serializers.UUIDField(allow_null=True)
+    created_by_id = serializers.UUIDField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+    class Meta:
+        ref_name = "Task"
+
+
+class TaskPageSerializer(serializers.Serializer):
+    items = TaskSerializer(many=True)
+    total = serializers.IntegerField()
+    limit = serializers.IntegerField()
+    offset = serializers.IntegerField()
+
+    class Meta:
+        ref_name = "TaskPage"
+
+
+class TaskListQuerySerializer(StrictSerializer):
+    view = serializers.ChoiceField(
+        choices=VIEWS,
+        default="all",
+        help_text="mine: assigned to me; overdue: open and due before now; due_today: open and due today in the "
+        "practice's timezone (UTC until the practice has one); all: every task.",
+    )
+    assignee_id = StrictUUIDField(required=False)
+    patient_id = StrictUUIDField(required=False)
+    status = serializers.ChoiceField(choices=TaskStatus.choices, required=False)
+    priority = serializers.ChoiceField(choices=Priority.choices, required=False)
+    due_before = AwareDateTimeField(required=False, help_text="Due strictly before this instant.")
+    due_after = AwareDateTimeField(required=False, help_text="Due at or after this instant.")
+    limit = serializers.IntegerField(min_value=1, max_value=100, default=25)
+    offset = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)
+
+    def validate(self, attrs):
+        before, after = attrs.get("due_before"), attrs.get("due_after")
+        if before is not None and after is not None and after >= before:
+            raise serializers.ValidationError({"dueAfter": ["must be earlier than dueBefore"]})
+        return attrs

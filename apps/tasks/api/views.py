@@ -1,0 +1,160 @@
+"""Tasks routes: thin views that parse, call one selector or service, and render."""
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.response import Response
+
+from apps.core.errors import NotFound
+from apps.core.renderers import CamelCaseJSONRenderer
+from apps.core.views import BaseApiView
+from apps.tasks import selectors, services
+from apps.tasks.api import serializers as s
+
+TAGS = ["tasks"]
+
+
+def _query(name: str, type=OpenApiTypes.STR, description: str = "", **kwargs) -> OpenApiParameter:
+    return OpenApiParameter(name, type, OpenApiParameter.QUERY, description=description, **kwargs)
+
+
+# The list's query parameters under their wire (camelCase) names; TaskListQuerySerializer validates them.
+LIST_PARAMETERS = [
+    _query(
+        "view",
+        enum=list(s.VIEWS),
+        default="all",
+        description="mine: assigned to me; overdue: open and due before now; due_today: open and due today in the "
+        "practice's timezone (UTC while the practice has none); all: every task.",
+    ),
+    _query("assigneeId", OpenApiTypes.UUID, "Tasks assigned to this member (user id)."),
+    _query("patientId", OpenApiTypes.UUID, "Tasks about this patient."),
+    _query("status", enum=["open", "completed", "cancelled"]),
+    _query("priority", enum=["low", "normal", "high", "urgent"]),
+    _query("dueBefore", OpenApiTypes.DATETIME, "Due strictly before this instant (with an offset)."),
+    _query("dueAfter", OpenApiTypes.DATETIME, "Due at or after this instant (with an offset)."),
+    _query("limit", OpenApiTypes.INT, "1 to 100.", default=25),
+    _query("offset", OpenApiTypes.INT, "0 to 1000000.", default=0),
+]
+
+
+class TasksView(BaseApiView):
+    scope_area = "tasks"
+    renderer_classes = [CamelCaseJSONRenderer]
+
+    def task(self, id):
+        task = selectors.task_get(organization=self.organization, task_id=id)
+        if task is None:
+            raise NotFound("No such task.")
+        return task
+
+
+class TaskListView(TasksView):
+    permission = {"GET": "task:read", "POST": "task:create"}
+    error_statuses = ("409",)
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="tasks_list",
+        parameters=LIST_PARAMETERS,
+        responses={200: s.TaskPageSerializer},
+        summary="List tasks: views mine / overdue / due today / all, filters, offset paging",
+        description="Sorted by due date (undated last), then creation. Filters are ANDed with the view. "
+        "Today and overdue are reckoned in the practice's timezone (UTC while the practice has none).",
+    )
+    def get(self, request):
+        query = self.parse_query(s.TaskListQuerySerializer)
+        data = query.validated_data
+        rows, total = selectors.task_page(
+            organization=self.organization,
+            user=request.user,
+            query=selectors.TaskQuery(
+                view=data["view"],
+                assignee_id=data.get("assignee_id"),
+                patient_id=data.get("patient_id"),
+                status=data.get("status"),
+                priority=data.get("priority"),
+                due_before=data.get("due_before"),
+                due_after=data.get("due_after"),
+            ),
+            limit=data["limit"],
+            offset=data["offset"],
+        )
+        items = s.TaskSerializer(rows, many=True).data
+        return Response({"items": items, "total": total, "limit": data["limit"], "offset": data["offset"]})
+
+    @extend_schema(
+        tags=TAGS,
+        request=s.TaskCreateSerializer,
+        responses={201: s.TaskSerializer},
+        summary="Create a task (title required; assigned to the creator unless assigneeId is given)",
+        description="assigneeId must be a member of the practice and patientId a patient of the practice (400 "
+        "otherwise); a merged patient answers 409 PATIENT_MERGED.",
+    )
+    def post(self, request):
+        body = self.parse_body(s.TaskCreateSerializer)
+        task = services.task_create(organization=self.organization, user=request.user, data=body.validated_data)
+        return Response(s.TaskSerializer(task).data, status=201)
+
+
+class TaskView(TasksView):
+    permission = {"GET": "task:read", "PATCH": "task:update"}
+    error_statuses = ("409",)
+
+    @extend_schema(tags=TAGS, responses={200: s.TaskSerializer}, summary="Read one task")
+    def get(self, request, id):
+        return Response(s.TaskSerializer(self.task(id)).data)
+
+    @extend_schema(
+        tags=TAGS,
+        request=s.TaskUpdateSerializer,
+        responses={200: s.TaskSerializer},
+        summary="Update any subset of a task's fields (status moves through complete / reopen / cancel)",
+    )
+    def patch(self, request, id):
+        task = self.task(id)
+        body = self.parse_body(s.TaskUpdateSerializer, partial=True)
+        task = services.task_update(
+            organization=self.organization, user=request.user, task_id=task.id, data=body.validated_data
+        )
+        return Response(s.TaskSerializer(task).data)
+
+
+class TaskTransitionView(TasksView):
+    permission = "task:update"
+    error_statuses = ("409",)
+    action_name: str = ""
+
+    def post(self, request, id):
+        task = self.task(id)
+        task = services.task_transition(
+            organization=self.organization, user=request.user, task_id=task.id, action=self.action_name
+        )
+        return Response(s.TaskSerializer(task).data)
+
+
+def _transition_schema(summary: str):
+    return extend_schema(tags=TAGS, request=None, responses={200: s.TaskSerializer}, summary=summary)
+
+
+class TaskCompleteView(TaskTransitionView):
+    action_name = "completed"
+
+    @_transition_schema("Complete an open task (409 TASK_TRANSITION_NOT_ALLOWED otherwise)")
+    def post(self, request, id):
+        return super().post(request, id)
+
+
+class TaskReopenView(TaskTransitionView):
+    action_name = "reopened"
+
+    @_transition_schema("Reopen a completed or cancelled task (409 TASK_TRANSITION_NOT_ALLOWED otherwise)")
+    def post(self, request, id):
+        return super().post(request, id)
+
+
+class TaskCancelView(TaskTransitionView):
+    action_name = "cancelled"
+
+    @_transition_schema("Cancel an open task (409 TASK_TRANSITION_NOT_ALLOWED otherwise)")
+    def post(self, request, id):
+        return super().post(request, id)
