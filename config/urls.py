@@ -11,8 +11,15 @@ urlpatterns = [
     path("docs", SwaggerUiView.as_view(url_name="openapi"), name="docs"),
     path("admin/", admin.site.urls),
     path("", include("apps.accounts.api.urls")),
+    path("", include("apps.accounts.api.profile_urls")),
     path("", include("apps.patients.api.urls")),
+    path("", include("apps.journeys.api.urls")),
     path("", include("apps.webhooks.api.urls")),
+    path("", include("apps.partners.api.urls")),
+    path("", include("apps.tasks.api.urls")),
+    path("", include("apps.oauth.urls")),
+    path("", include("apps.oauth.api.urls")),
+    path("", include("apps.mcp.urls")),
 ]
 
 handler400 = "apps.core.errors.handler400"

@@ -30,6 +30,35 @@ SVC_REGION = env("SVC_REGION", "eu")
 if SVC_REGION not in {"eu", "us"}:
     raise RuntimeError("SVC_REGION must be 'eu' or 'us'")
 SVC_BASE_URL = (env("SVC_BASE_URL", "http://localhost:8787") or "").rstrip("/")
+# The web app people open links in (invitation e-mails); the API's own URL by default.
+SVC_APP_URL = (env("SVC_APP_URL", SVC_BASE_URL) or "").rstrip("/")
+SVC_TOTP_ISSUER = env("SVC_TOTP_ISSUER", "Practice CRM")
+# Every region's base URL ("eu=https://eu.example.com,us=https://us.example.com"); this one's by default. The
+# global developer front door ({developer_url}/oauth/*) routes OAuth requests to them.
+SVC_REGION_BASE_URLS = {
+    region.strip(): url.strip().rstrip("/")
+    for region, _, url in (
+        item.partition("=") for item in (env("SVC_REGION_BASE_URLS", "") or "").split(",") if "=" in item
+    )
+} or {SVC_REGION: SVC_BASE_URL}
+SVC_DEVELOPER_URL = (env("SVC_DEVELOPER_URL", SVC_BASE_URL) or "").rstrip("/")
+SVC_MCP_URL = f"{SVC_BASE_URL}/mcp"
+SVC_MCP_REPLY_LIMIT = 16 * 1024 * 1024  # an MCP reply larger than this comes in parts
+SVC_OAUTH_ISSUER = f"{SVC_BASE_URL}/auth"
+# Exact redirect URIs of AI-assistant clients that may register dynamically (besides loopback addresses).
+SVC_OAUTH_REDIRECT_ALLOW_LIST = [
+    uri.strip()
+    for uri in (
+        env(
+            "SVC_OAUTH_REDIRECT_ALLOW_LIST",
+            "https://claude.ai/api/mcp/auth_callback,https://claude.com/api/mcp/auth_callback,"
+            "https://chatgpt.com/connector_platform_oauth_redirect,https://chat.openai.com/aip/oauth/callback",
+        )
+        or ""
+    ).split(",")
+    if uri.strip()
+]
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", "Practice CRM <no-reply@localhost>")
 # Installed mobile builds below this version get 426 on GET /auth/me.
 SVC_MOBILE_MIN_VERSION = env("SVC_MOBILE_MIN_VERSION", "1.0.0")
 
@@ -51,7 +80,13 @@ INSTALLED_APPS = [
     "apps.accounts",
     "apps.events",
     "apps.patients",
+    "apps.journeys",
     "apps.webhooks",
+    "apps.partners",
+    "apps.tasks",
+    "oauth2_provider",
+    "apps.oauth",
+    "apps.mcp",
 ]
 
 MIDDLEWARE = [
@@ -140,7 +175,38 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-MEDIA_ROOT = BASE_DIR / "media"
+MEDIA_ROOT = Path(env("SVC_MEDIA_ROOT", str(BASE_DIR / "media")))
+
+# Uploaded pictures (avatars, practice logos: apps.accounts.media) go through Django's storage API, to the storage
+# named SVC_MEDIA_STORAGE_ALIAS. SVC_MEDIA_STORAGE=s3 keeps them in an S3-compatible bucket (AWS S3, MinIO, R2, …;
+# credentials from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or the instance role, read by boto3); anything else
+# keeps them below MEDIA_ROOT. They are served only through the API, never by URL: the bucket stays private.
+SVC_MEDIA_STORAGE = (env("SVC_MEDIA_STORAGE", "filesystem") or "filesystem").strip().lower()
+SVC_MEDIA_STORAGE_ALIAS = env("SVC_MEDIA_STORAGE_ALIAS", "default")
+if SVC_MEDIA_STORAGE == "s3":
+    _default_storage = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": env("AWS_STORAGE_BUCKET_NAME"),
+            "region_name": env("AWS_S3_REGION_NAME"),
+            "endpoint_url": env("AWS_S3_ENDPOINT_URL"),
+            "addressing_style": env("AWS_S3_ADDRESSING_STYLE"),
+            "location": env("AWS_LOCATION", ""),
+            "default_acl": None,
+            "querystring_auth": True,
+            "file_overwrite": False,
+        },
+    }
+    if not _default_storage["OPTIONS"]["bucket_name"]:
+        raise RuntimeError("SVC_MEDIA_STORAGE=s3 needs AWS_STORAGE_BUCKET_NAME")
+elif SVC_MEDIA_STORAGE == "filesystem":
+    _default_storage = {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": MEDIA_ROOT}}
+else:
+    raise RuntimeError("SVC_MEDIA_STORAGE must be 'filesystem' or 's3'")
+STORAGES = {
+    "default": _default_storage,
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
 
 # Largest body any surface accepts; each view may declare a smaller cap (core.middleware).
 SVC_MAX_BODY_BYTES = 6 * 1024 * 1024
@@ -149,7 +215,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = SVC_MAX_BODY_BYTES
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "apps.mcp.dispatch.InternalIdentityAuthentication",  # MCP tool calls, in-process only
         "apps.accounts.authentication.ApiKeyAuthentication",
+        "apps.oauth.authentication.OAuthTokenAuthentication",
         "apps.accounts.authentication.SessionCookieAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["apps.core.permissions.DeclaredAccess"],
@@ -180,10 +248,17 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "CAMELIZE_NAMES": False,
+    # The credentials clients send (the MCP server's in-process identity is not one).
+    "AUTHENTICATION_WHITELIST": [
+        "apps.accounts.authentication.ApiKeyAuthentication",
+        "apps.oauth.authentication.OAuthTokenAuthentication",
+        "apps.accounts.authentication.SessionCookieAuthentication",
+    ],
     "PATH_CONVERTER_OVERRIDES": {"uuid_param": {"type": "string", "format": "uuid", "pattern": UUID_PATTERN}},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "drf_spectacular.contrib.djangorestframework_camel_case.camelize_serializer_fields",
+        "apps.oauth.openapi.add_oauth_paths",  # after camelizing: OAuth's wire names are snake_case by RFC
     ],
     "ENUM_NAME_OVERRIDES": {
         "MemberRoleEnum": "apps.accounts.roles.ROLE_CHOICES",
@@ -209,6 +284,10 @@ SPECTACULAR_SETTINGS = {
         {
             "name": "outbound-webhooks",
             "description": "Signed outbound webhooks: endpoints, secrets, tests, deliveries and replays.",
+        },
+        {
+            "name": "oauth",
+            "description": "OAuth 2.0 authorization server: token, revoke, introspect, register, discovery.",
         },
     ],
 }
@@ -236,6 +315,7 @@ CELERY_BEAT_SCHEDULE = {
     "purge-expired-sessions": {"task": "apps.accounts.tasks.purge_expired_sessions", "schedule": 3600.0},
     "webhooks-sweep": {"task": "apps.webhooks.tasks.sweep", "schedule": 60.0},
     "webhooks-purge": {"task": "apps.webhooks.tasks.purge_old_deliveries", "schedule": 3600.0},
+    "oauth-purge-unapproved-clients": {"task": "apps.oauth.tasks.purge_unapproved_clients", "schedule": 900.0},
     "webhooks-lost-subscriptions": {"task": "apps.webhooks.tasks.archive_lost_subscriptions", "schedule": 3600.0},
 }
 
@@ -246,7 +326,12 @@ CHANNEL_LAYERS = {
 # Rate limits (spec "Limits"). Buckets are (burst, refill per second).
 SVC_API_KEY_BUCKET = (300, 5.0)  # 300 requests per minute per key
 SVC_SIGN_IN_RATE = "20/m"  # per client address
+SVC_UNSEEN_BEARER_RATE = "300/m"  # bearers not resolved within the hour, per address block
 SVC_SIGN_UP_RATE = "10/m"  # per client address
+# Sensitive account requests (two-factor, re-authentication): per person and per client address, fail closed.
+SVC_SENSITIVE_USER_BUCKET = (20, 0.2)  # 20 at once, then one every 5 s
+SVC_SENSITIVE_ADDRESS_BUCKET = (60, 1.0)
+SVC_PUBLIC_ACCOUNT_RATE = "300/m"  # invitation preview/answer per client address (public abuse screen)
 RATELIMIT_USE_CACHE = "default"
 RATELIMIT_FAIL_OPEN = False
 
@@ -258,3 +343,68 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": "INFO"},
     "loggers": {"django.request": {"level": "ERROR"}},
 }
+
+
+# --- OAuth 2.0 authorization server (django-oauth-toolkit; apps/oauth) ---------------------------------------------
+OAUTH_AREAS = (
+    "patients",
+    "appointments",
+    "journeys",
+    "tasks",
+    "conversations",
+    "treatments",
+    "campaigns",
+    "deposits",
+    "reputation",
+    "reports",
+    "webhooks",
+    "settings",
+)
+OAUTH_SCOPES = {
+    "read": "Read everything your role can read",
+    "write": "Change everything your role can change",
+    "offline_access": "Stay connected when you are away (a refresh token)",
+    "dialer": "Calls and recordings",
+    **{
+        f"{area}.{access}": f"{'Read' if access == 'read' else 'Read and change'} {area}"
+        for area in OAUTH_AREAS
+        for access in ("read", "write")
+    },
+}
+OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
+OAUTH2_PROVIDER_ID_TOKEN_MODEL = "oauth2_provider.IDToken"
+OAUTH2_PROVIDER_GRANT_MODEL = "oauth.Grant"
+OAUTH2_PROVIDER_ACCESS_TOKEN_MODEL = "oauth.AccessToken"
+OAUTH2_PROVIDER_REFRESH_TOKEN_MODEL = "oauth.RefreshToken"
+OAUTH2_PROVIDER = {
+    "PKCE_REQUIRED": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "OAUTH2_SERVER_CLASS": "apps.oauth.server.S256OnlyServer",
+    "OAUTH2_VALIDATOR_CLASS": "apps.oauth.validators.PracticeValidator",
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    "ROTATE_REFRESH_TOKEN": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    "REFRESH_TOKEN_GRACE_PERIOD_SECONDS": 0,
+    "ACCESS_TOKEN_EXPIRE_SECONDS": 3600,
+    "REFRESH_TOKEN_EXPIRE_SECONDS": 30 * 86400,
+    "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
+    "ACCESS_TOKEN_GENERATOR": "apps.oauth.tokens.access_token_generator",
+    "REFRESH_TOKEN_GENERATOR": "apps.oauth.tokens.refresh_token_generator",
+    "SCOPES": OAUTH_SCOPES,
+    "DEFAULT_SCOPES": ["read"],
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https"],
+    "ALLOW_LOCALHOST_LOOPBACK": True,
+    "DCR_ENABLED": True,
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    "OIDC_ISS_ENDPOINT": SVC_OAUTH_ISSUER,
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_basic", "client_secret_post"],
+    "OAUTH2_PROTECTED_RESOURCE_IDENTIFIER": SVC_MCP_URL,
+    "OAUTH2_PROTECTED_RESOURCE_AUTHORIZATION_SERVERS": [SVC_OAUTH_ISSUER],
+}
+SVC_OAUTH_UNAUTHENTICATED_RATE = "300/m"  # token, revoke, introspect per address block (IPv4 /24, IPv6 /64)

@@ -1,9 +1,11 @@
 """pytest settings: real PostgreSQL and Redis. Each xdist worker gets its own Redis database."""
 
 import os
+import tempfile
+from pathlib import Path
 
 from .base import *  # noqa: F403
-from .base import CACHES, CHANNEL_LAYERS, DATABASES, REDIS_URL
+from .base import CACHES, CHANNEL_LAYERS, DATABASES, REDIS_URL, STORAGES
 
 DEBUG = os.environ.get("DEBUG") == "1"  # the e2e webhook worker runs with DEBUG=1 to reach a loopback receiver
 SVC_WEBHOOKS_ALLOW_LOOPBACK = os.environ.get("SVC_WEBHOOKS_ALLOW_LOOPBACK") == "1"
@@ -26,3 +28,6 @@ DATABASES["default"]["OPTIONS"].pop("pool", None)
 DATABASES["default"]["TEST"] = {"NAME": "test_practice_crm" + os.environ.get("TEST_DB_SUFFIX", "")}
 STATIC_ROOT = None
 WHITENOISE_USE_FINDERS = True
+# Uploaded pictures never land in the checkout: a temporary folder (tests that upload use their own tmp_path).
+MEDIA_ROOT = Path(tempfile.gettempdir()) / "practice-crm-test-media"
+STORAGES["default"] = {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": MEDIA_ROOT}}
