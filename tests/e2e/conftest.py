@@ -23,10 +23,12 @@ def worker_env(transactional_db):
 
 
 @pytest.fixture
-def start_worker(worker_env):
+def start_worker(worker_env, tmp_path):
+    """Start a worker; its stderr goes to a file (a pipe nobody reads could fill and stall it), read by `log()`."""
     processes = []
 
     def start(**extra_env):
+        log_path = tmp_path / f"worker-{len(processes)}.log"
         process = subprocess.Popen(
             [
                 sys.executable,
@@ -45,8 +47,9 @@ def start_worker(worker_env):
             ],
             env={**worker_env, **extra_env},
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            stderr=log_path.open("wb"),
         )
+        process.log = lambda: log_path.read_text(errors="replace")[-3000:]
         processes.append(process)
         return process
 

@@ -17,9 +17,9 @@ def test_worker_purges_expired_sessions(worker, monkeypatch):
 
     purge_expired_sessions.delay()
 
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120
     while Session.objects.filter(session_key="expired-1").exists():
-        assert worker.poll() is None, worker.stderr.read().decode()[-2000:]
-        assert time.monotonic() < deadline, "the worker did not run the task within 60 s"
+        assert worker.poll() is None, worker.log()
+        assert time.monotonic() < deadline, "the worker did not run the task within 120 s"
         time.sleep(0.2)
     assert Session.objects.filter(session_key="current-1").exists()
