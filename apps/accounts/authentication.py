@@ -11,7 +11,7 @@ from rest_framework.authentication import BaseAuthentication, SessionAuthenticat
 
 from apps.accounts import selectors, user_sessions
 from apps.core import limits
-from apps.core.credentials import API_KEY, SESSION, Credential
+from apps.core.credentials import API_KEY, SESSION, Credential, signed_in_user
 from apps.core.errors import AuthUnavailable, NotAuthenticated
 
 OAUTH_ACCESS_PREFIX = "svc_oat_"
@@ -59,12 +59,8 @@ class SessionCookieAuthentication(SessionAuthentication):
     session's record (apps.accounts.user_sessions) at most once a minute."""
 
     def authenticate(self, request):
-        try:
-            user = getattr(request._request, "user", None)
-            authenticated = bool(user and user.is_active and user.is_authenticated)
-        except (OperationalError, InterfaceError):
-            raise AuthUnavailable() from None
-        if not authenticated:
+        user = signed_in_user(request._request)
+        if user is None:
             return None
         self.enforce_csrf(request)
         try:

@@ -4,6 +4,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
+from django.db import InterfaceError, OperationalError
+
+from apps.core.errors import AuthUnavailable
+
 API_KEY = "api_key"
 OAUTH = "oauth"
 SESSION = "session"
@@ -36,3 +40,32 @@ def connection_still_active(credential: Credential) -> bool:
     The OAuth token record answers `connection_is_active()`; anything else counts as active."""
     check = getattr(credential.record, "connection_is_active", None)
     return bool(check()) if callable(check) else True
+
+
+def signed_in_user(django_request):
+    """The active person of the request's browser session (Django's auth middleware has read it), else None.
+    A database outage while reading it is 503 AUTH_UNAVAILABLE, as for every credential."""
+    try:
+        user = getattr(django_request, "user", None)
+        return user if user is not None and user.is_active and user.is_authenticated else None
+    except (OperationalError, InterfaceError):
+        raise AuthUnavailable() from None
+
+
+def presented_credential(django_request) -> Credential | None:
+    """The credential a plain Django request presents other than its session cookie (an API key or OAuth token, or
+    the MCP server's in-process identity), verified by the API's own authenticators (REST_FRAMEWORK's list, minus
+    the session one); None when it presents none. Raises what they raise: 401 for a bad bearer, 429 from the
+    unseen-bearer screen, 503 AUTH_UNAVAILABLE."""
+    from rest_framework.authentication import SessionAuthentication
+    from rest_framework.request import Request
+    from rest_framework.settings import api_settings
+
+    request = Request(django_request)
+    for authenticator_class in api_settings.DEFAULT_AUTHENTICATION_CLASSES:
+        if issubclass(authenticator_class, SessionAuthentication):
+            continue
+        found = authenticator_class().authenticate(request)
+        if found is not None:
+            return found[1]
+    return None

@@ -1,10 +1,19 @@
-"""Django middleware: JSON errors outside views, and the per-route request body cap."""
+"""Django middleware: JSON errors outside views, browser-session-only surfaces, and the per-route request body cap."""
 
 import io
 
 from django.conf import settings
 
-from apps.core.errors import PayloadTooLarge, render, server_error_body, to_api_error
+from apps.core.credentials import presented_credential, signed_in_user
+from apps.core.errors import (
+    BrowserSessionRequired,
+    NotAuthenticated,
+    PayloadTooLarge,
+    render,
+    server_error_body,
+    to_api_error,
+)
+from apps.core.permissions import ADMIN_AREA, BROWSER_SESSION_SURFACES, under_prefix
 
 
 class JsonErrorMiddleware:
@@ -63,6 +72,41 @@ class JsonErrorMiddleware:
             body, _ = server_error_body(exc)
             return JsonResponse(body, status=500)
         return render(error)
+
+
+class BrowserSessionSurfaceMiddleware:
+    """Spec Authentication rule 9: /user, /organization, /agreements, /support and the admin area answer 403
+    BROWSER_SESSION_REQUIRED to a machine credential (API key, OAuth token, the MCP server's in-process identity).
+
+    Checked before routing with the API's own authenticators, so a route that does not exist yet answers like one
+    that does. Without any credential the API surfaces answer 401 (nothing under them is public); the admin area
+    keeps its own sign-in page. A bad bearer answers what the API answers (401, 429, 503). A browser session goes on
+    to the route (404 where there is none). Placed after Django's authentication middleware.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        path = request.path_info
+        api_surface = under_prefix(path, *BROWSER_SESSION_SURFACES)
+        if api_surface or under_prefix(path, ADMIN_AREA):
+            try:
+                self.check(request, api_surface=api_surface)
+            except Exception as exc:
+                error = to_api_error(exc)
+                if error is None:
+                    raise
+                return render(error)
+        return self.get_response(request)
+
+    @staticmethod
+    def check(request, *, api_surface: bool) -> None:
+        credential = presented_credential(request)
+        if credential is not None and credential.is_machine:
+            raise BrowserSessionRequired()
+        if credential is None and api_surface and signed_in_user(request) is None:
+            raise NotAuthenticated()
 
 
 def body_cap_for(view_func) -> int:

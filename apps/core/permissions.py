@@ -1,8 +1,13 @@
 """Deny by default. Every view declares `permission` (a role permission such as "patient:update", a per-method
 dict of them, or AUTHENTICATED for the caller's own account) and `scope_area`, or `public = True`.
 
-Order of checks: credential present → browser-session-only surfaces → OAuth scopes (INSUFFICIENT_SCOPE) →
+Order of checks: credential present → browser-session-only routes → OAuth scopes (INSUFFICIENT_SCOPE) →
 practice selection → role permission (ordinary 403).
+
+The account-wide surfaces of spec Authentication rule 9 (BROWSER_SESSION_SURFACES, by path prefix) are refused to
+machine credentials before routing, by apps.core.middleware.BrowserSessionSurfaceMiddleware, so routes not built yet
+answer the same; views there declare nothing for it. Session-only routes elsewhere (API key management, sign-out,
+practice and team management) set `browser_session_only`.
 """
 
 from rest_framework.permissions import SAFE_METHODS, BasePermission
@@ -13,6 +18,17 @@ from apps.core.errors import BrowserSessionRequired, InsufficientScope, NotAuthe
 AUTHENTICATED = "authenticated"
 # Scope area of account-wide routes: OAuth tokens need the coarse read/write scope there.
 ACCOUNT_AREA = "account"
+
+# Spec Authentication rule 9: 403 BROWSER_SESSION_REQUIRED to any machine credential (API key or OAuth token).
+BROWSER_SESSION_SURFACES = ("/user", "/organization", "/agreements", "/support")
+# The platform admin area refuses machine credentials too, and keeps its own sign-in page for everyone else.
+ADMIN_AREA = "/admin"
+
+
+def under_prefix(path: str, *prefixes: str) -> bool:
+    """Whether the path is one of the prefixes or below one (a whole segment: /users is not under /user)."""
+    return any(path == prefix or path.startswith(prefix + "/") for prefix in prefixes)
+
 
 SCOPE_AREAS = frozenset(
     {

@@ -78,8 +78,9 @@ SCHEMAS = {
     },
     "OAuthIntrospection": {
         "type": "object",
+        "description": "RFC 7662 for access tokens; anything else (a refresh token included) is only {active: false}.",
         "properties": {
-            "active": {"type": "boolean"},
+            "active": {"type": "boolean", "description": "true only for a live access token of the calling client."},
             "scope": _STRING,
             "client_id": _STRING,
             "username": _STRING,
@@ -167,8 +168,9 @@ PATHS = {
         "post": _operation(
             "oauth2_introspect",
             "Introspect an access token of this client (RFC 7662)",
-            "Form-encoded: token and client_id (confidential clients authenticate). Tokens of other clients read "
-            "as inactive.",
+            "Form-encoded: token and client_id (confidential clients authenticate). Reports access tokens only: "
+            'a refresh token answers {"active": false} even while it can still be used, as do unknown, expired '
+            "and revoked tokens, tokens of a disconnected connection and tokens of other clients.",
             {"200": _json("#/components/schemas/OAuthIntrospection", "Token state.")} | _errors("400", "401", "429"),
             requestBody=_form({"token": _STRING, "client_id": _STRING, "client_secret": _STRING}, ["token"]),
         )

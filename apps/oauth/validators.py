@@ -6,6 +6,8 @@
 - code → tokens: `validate_code` copies them to the request, `_create_access_token`/`_create_refresh_token` save
   them on the new rows; refresh copies them from the presented refresh token;
 - a disconnected connection (or a person no longer in the practice) cannot exchange a code or refresh: invalid_grant;
+- a refresh token lives REFRESH_TOKEN_EXPIRE_SECONDS (30 days) from its own issue, whatever its access token does
+  (DOT itself only counts from the access token's expiry, an hour later); each rotation issues a fresh 30 days;
 - `save_bearer_token` drops the refresh token without offline_access and adds the practice fields to the response;
 - dynamically registered clients may only ask for read, write and offline_access; one never approved is unusable
   24 hours after registration (the beat task deletes it too);
@@ -15,7 +17,8 @@
 import hashlib
 
 from django.conf import settings
-from oauth2_provider.models import AbstractApplication
+from django.utils import timezone
+from oauth2_provider.models import AbstractApplication, refresh_token_expire_timedelta
 from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauthlib.oauth2.rfc6749 import errors
 
@@ -55,6 +58,12 @@ def _connection_alive(connection_id, user_id, organization_id) -> bool:
         .exists()
         and Membership.objects.unscoped().filter(organization_id=organization_id, user_id=user_id).exists()
     )
+
+
+def refresh_token_expired(token: RefreshToken) -> bool:
+    """Spec: a refresh token lives 30 days from its own issue; the deadline itself counts as expired."""
+    lifetime = refresh_token_expire_timedelta()
+    return lifetime is not None and token.created + lifetime <= timezone.now()
 
 
 class PracticeValidator(OAuth2Validator):
@@ -126,6 +135,8 @@ class PracticeValidator(OAuth2Validator):
         if not super().validate_refresh_token(refresh_token, client, request, *args, **kwargs):
             return False
         token = request.refresh_token_instance
+        if refresh_token_expired(token):
+            return False
         if not _connection_alive(token.connection_id, token.user_id, token.organization_id):
             return False
         request.organization_id, request.connection_id = token.organization_id, token.connection_id

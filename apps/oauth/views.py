@@ -376,7 +376,8 @@ class RevokeView(UnauthenticatedWindowMixin, dot.RevokeTokenView):
 @method_decorator(csrf_exempt, name="dispatch")
 class IntrospectView(UnauthenticatedWindowMixin, OAuthLibMixin, View):
     """POST /auth/oauth2/introspect (RFC 7662). The caller names its client (client_id; confidential clients
-    authenticate); only that client's access tokens are reported active. Adds organization_id."""
+    authenticate); only that client's live access tokens are reported active. Access tokens only: a refresh token
+    (live or not) answers {"active": false}, like an unknown one. Adds organization_id."""
 
     http_method_names = ["post", "options"]
 

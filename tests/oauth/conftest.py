@@ -9,6 +9,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from tests.conftest import Member, make_member
 from tests.factories import DEFAULT_PASSWORD
@@ -157,6 +158,50 @@ def refresh(client_id: str, refresh_token: str, **extra):
     return Client().post(
         TOKEN, {"grant_type": "refresh_token", "client_id": client_id, "refresh_token": refresh_token} | extra
     )
+
+
+@pytest.fixture
+def clock(time_machine):
+    time_machine.move_to(timezone.now().replace(microsecond=0), tick=False)
+    return time_machine
+
+
+@pytest.fixture
+def connection_endpoint(monkeypatch):
+    """make(connection): a webhook endpoint the connection created (as a managed subscription leaves it, enabled)
+    with one queued delivery. DNS is a table here (no network)."""
+    from apps.webhooks import sender, services
+    from apps.webhooks.models import WebhookEndpoint
+
+    monkeypatch.setattr(sender, "resolve", lambda host, port: ["93.184.216.34"])
+
+    def make(connection):
+        organization = connection.organization
+        created = services.endpoint_create(
+            organization=organization,
+            user=connection.user,
+            name="Assistant sync",
+            url="https://hooks.example.com/assistant",
+            events=["patient.created"],
+            subscription_key="assistant-sync",
+            connection_id=connection.pk,
+        )
+        WebhookEndpoint.objects.for_org(organization).filter(pk=created.endpoint.pk).update(
+            verified_at=timezone.now(), enabled=True
+        )
+        delivery = services.endpoint_test(organization=organization, endpoint=created.endpoint)
+        return created.endpoint, delivery
+
+    return make
+
+
+def assert_archived_with_failed_deliveries(endpoint, delivery):
+    from apps.webhooks.models import WebhookDelivery
+
+    endpoint.refresh_from_db()
+    delivery.refresh_from_db()
+    assert endpoint.archived_at is not None and not endpoint.enabled
+    assert delivery.status == WebhookDelivery.Status.FAILED and delivery.completed_at is not None
 
 
 @pytest.fixture

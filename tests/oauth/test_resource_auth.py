@@ -4,7 +4,7 @@ route, audience, rate limits per connection, hashed storage."""
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from apps.core.permissions import ACCOUNT_AREA
+from apps.core.permissions import ACCOUNT_AREA, BROWSER_SESSION_SURFACES, under_prefix
 from apps.core.views import BaseApiView
 from apps.oauth.models import AccessToken
 from tests.helpers import assert_error
@@ -132,9 +132,11 @@ UNKNOWN_ID = "6f1c2b9e-8d3a-4c5b-9e7f-1a2b3c4d5e6f"  # fixed: xdist workers must
 def _scoped_operations():
     for route, callback in _walk(get_resolver().url_patterns):
         view = getattr(callback, "cls", None)
+        path = "/" + route
         if view is None or not issubclass(view, BaseApiView) or view.public or view.browser_session_only:
             continue
-        path = "/" + route
+        if under_prefix(path, *BROWSER_SESSION_SURFACES):
+            continue
         while "<" in path:
             start, end = path.index("<"), path.index(">")
             path = path[:start] + UNKNOWN_ID + path[end + 1 :]

@@ -1,21 +1,27 @@
 """token, revoke and introspect: code refusals, refresh rules and response fields, the address-block window."""
 
+from datetime import timedelta
+
+import pytest
 import time_machine
 from django.test import Client, override_settings
 from django.utils import timezone
 
 from apps.oauth.models import AccessToken, Connection, RefreshToken
 from tests.factories import DEFAULT_PASSWORD
+from tests.helpers import assert_error
 from tests.oauth.conftest import (
     INTROSPECT,
     REVOKE,
     TOKEN,
+    assert_archived_with_failed_deliveries,
     code_for,
     exchange,
     new_authorization,
     pkce,
     refresh,
 )
+from tests.oauth.tokens import bearer
 
 
 def _oauth_error(response, status, error):
@@ -120,6 +126,49 @@ def test_refresh_rotates_and_keeps_the_practice(owner, tokens):
     _oauth_error(refresh(tokens["client_id"], body["refresh_token"]), 400, "invalid_grant")  # family revoked
 
 
+# --- refresh token lifetime: 30 days from its own issue (spec OAuth rule 2) ------------------------------------------
+
+REFRESH_LIFETIME = timedelta(days=30)
+
+
+def test_a_refresh_token_is_good_until_just_before_30_days(clock, tokens):
+    issued = RefreshToken.objects.get().created
+    clock.move_to(issued + timedelta(days=29, hours=23))
+    response = refresh(tokens["client_id"], tokens["refresh_token"])
+    assert response.status_code == 200, response.content
+    assert response.json()["refresh_token"] != tokens["refresh_token"]
+
+
+@pytest.mark.parametrize("age", [REFRESH_LIFETIME, REFRESH_LIFETIME + timedelta(seconds=1)], ids=["30d", "30d+1s"])
+def test_a_refresh_token_expires_30_days_after_its_own_issue(clock, tokens, age):
+    token = RefreshToken.objects.select_related("access_token").get()
+    clock.move_to(token.created + age)
+    # The access token's hour does not stretch it (DOT alone counts 30 days from the access token's expiry).
+    assert token.access_token.expires + REFRESH_LIFETIME > timezone.now()
+    _oauth_error(refresh(tokens["client_id"], tokens["refresh_token"]), 400, "invalid_grant")
+    # The refusal changes nothing: no new tokens, the connection stays (its access token simply expired).
+    assert AccessToken.objects.count() == 1 and RefreshToken.objects.count() == 1
+    assert RefreshToken.objects.get().revoked is None
+    assert Connection.objects.unscoped().get().revoked_at is None
+
+
+def test_the_rotated_replacement_gets_a_fresh_30_days(clock, tokens):
+    issued = RefreshToken.objects.get().created
+    clock.move_to(issued + timedelta(days=29, hours=23))
+    second = refresh(tokens["client_id"], tokens["refresh_token"]).json()["refresh_token"]
+    replacement = RefreshToken.objects.get(revoked__isnull=True)
+    assert replacement.created == timezone.now()
+    # Past the first token's 30 days, well within the replacement's.
+    clock.move_to(replacement.created + timedelta(days=29, hours=23))
+    response = refresh(tokens["client_id"], second)
+    assert response.status_code == 200, response.content
+    third = response.json()["refresh_token"]
+    # And the newest one again ends 30 days after its own issue.
+    newest = RefreshToken.objects.get(revoked__isnull=True)
+    clock.move_to(newest.created + REFRESH_LIFETIME + timedelta(seconds=1))
+    _oauth_error(refresh(tokens["client_id"], third), 400, "invalid_grant")
+
+
 def test_refresh_of_a_disconnected_connection_or_removed_member_is_invalid_grant(owner, tokens):
     owner.membership.delete()
     _oauth_error(refresh(tokens["client_id"], tokens["refresh_token"]), 400, "invalid_grant")
@@ -132,13 +181,17 @@ def test_refresh_after_disconnect_is_invalid_grant(tokens):
     _oauth_error(refresh(tokens["client_id"], tokens["refresh_token"]), 400, "invalid_grant")
 
 
-def test_revoking_the_refresh_token_disconnects(tokens):
+def test_revoking_the_refresh_token_disconnects(tokens, connection_endpoint):
+    endpoint, delivery = connection_endpoint(Connection.objects.unscoped().get())
     response = Client().post(
         REVOKE, {"token": tokens["refresh_token"], "token_type_hint": "refresh_token", "client_id": tokens["client_id"]}
     )
     assert response.status_code == 200
     assert Connection.objects.unscoped().get().revoked_at is not None
     assert not AccessToken.objects.filter(connection__isnull=False).exists()
+    # Spec Authentication rule 10: the endpoints the connection created are archived, their queued deliveries fail.
+    assert_archived_with_failed_deliveries(endpoint, delivery)
+    assert_error(bearer(tokens["access_token"]).get("/patients"), 401, "UNAUTHENTICATED")
 
 
 def test_another_client_cannot_revoke(tokens):
@@ -161,6 +214,24 @@ def test_introspect(owner, tokens):
     assert other == {"active": False}
     _oauth_error(Client().post(INTROSPECT, {"token": tokens["access_token"]}), 401, "invalid_client")
     assert Client().post(INTROSPECT, {"token": "svc_oat_eu_nope", "client_id": client_id}).json() == {"active": False}
+
+
+def test_introspect_reports_access_tokens_only(tokens):
+    client_id = tokens["client_id"]
+
+    def introspect(value, **extra):
+        response = Client().post(INTROSPECT, {"token": value, "client_id": client_id} | extra)
+        assert response.status_code == 200, response.content
+        return response.json()
+
+    assert introspect(tokens["access_token"])["active"] is True
+    # A live, usable refresh token of this very client is not reported, with or without a hint.
+    assert introspect(tokens["refresh_token"]) == {"active": False}
+    assert introspect(tokens["refresh_token"], token_type_hint="refresh_token") == {"active": False}
+    assert RefreshToken.objects.get().revoked is None  # introspecting it changed nothing
+    rotated = refresh(client_id, tokens["refresh_token"])
+    assert rotated.status_code == 200, rotated.content  # it was live all along
+    assert introspect(rotated.json()["refresh_token"]) == {"active": False}
 
 
 @override_settings(SVC_OAUTH_UNAUTHENTICATED_RATE="3/m")

@@ -30,11 +30,11 @@ CACHE_CONTROL = "private, no-cache"
 
 
 class AccountView(BaseApiView):
-    """The caller's own account: a session is needed, a practice is not."""
+    """The caller's own account: a browser session is needed (/user refuses machine credentials before routing,
+    apps.core.middleware.BrowserSessionSurfaceMiddleware), a practice is not."""
 
     permission = AUTHENTICATED
     scope_area = ACCOUNT_AREA
-    browser_session_only = True
 
     def serializer_context(self) -> dict:
         return {"request": self.request, "view": self}
@@ -150,7 +150,6 @@ def _put_schema(summary: str, types: tuple[str, ...], labels: str) -> dict:
 class ImageView(BaseApiView):
     """GET/PUT/DELETE of one picture. Subclasses say whose picture it is."""
 
-    browser_session_only = True
     max_body_bytes = media.MAX_IMAGE_BYTES + MULTIPART_ALLOWANCE
     rules: media.ImageRules
     vary: tuple[str, ...] = ()

@@ -34,7 +34,6 @@ SENSITIVE_LIMITS = (
 class SensitiveAccountView(BaseApiView):
     permission = AUTHENTICATED
     scope_area = ACCOUNT_AREA
-    browser_session_only = True
     rate_limits = SENSITIVE_LIMITS
     error_statuses = ("409", "429")
 

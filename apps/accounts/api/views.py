@@ -134,7 +134,6 @@ class ApiKeyDeleteView(BaseApiView):
 class ApiKeyListView(BaseApiView):
     permission = AUTHENTICATED
     scope_area = ACCOUNT_AREA
-    browser_session_only = True
     pagination_class = NewestFirstCursorPagination
 
     @extend_schema(
@@ -198,7 +197,6 @@ class MeView(BaseApiView):
 class OrganizationMineView(BaseApiView):
     permission = AUTHENTICATED
     scope_area = ACCOUNT_AREA
-    browser_session_only = True
 
     @extend_schema(
         tags=["organization"],
@@ -219,7 +217,6 @@ class OrganizationMineView(BaseApiView):
 class OrganizationActiveView(BaseApiView):
     permission = "member:read"
     scope_area = "settings"
-    browser_session_only = True
 
     @extend_schema(
         tags=["organization"],
@@ -234,7 +231,6 @@ class OrganizationActiveView(BaseApiView):
 class OrganizationMembersView(BaseApiView):
     permission = "member:read"
     scope_area = "settings"
-    browser_session_only = True
 
     @extend_schema(tags=["organization"], responses={200: s.MemberListOutput}, summary="Members of the active practice")
     def get(self, request):
