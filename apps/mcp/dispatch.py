@@ -43,6 +43,7 @@ class Reply:
     content_type: str
     body: bytes
     etag: str | None = None
+    retry_after: str | None = None  # the Retry-After header of a 429 or 503
 
     def json(self):
         try:
@@ -81,4 +82,5 @@ def run(*, method: str, path: str, query: dict | None, body, user, credential, h
         content_type=response.get("Content-Type", ""),
         body=content,
         etag=response.get("ETag"),
+        retry_after=response.get("Retry-After"),
     )

@@ -1,14 +1,22 @@
 """The operations agents may run, built once per process from the service's own OpenAPI schema.
 
-An operation id is the method and the path with :params ("GET /patients/:id"). Surfaces the contract keeps from
-agents are never listed: account-wide routes (/user, /organization), sign-in and other /auth routes (except
-GET /auth/me), /transfer/core-*, the clinical workspace and referrals, calls and recordings, and the MCP and OAuth
-machinery itself.
+An operation id is the method and the path with :params named as the spec names them, in camelCase
+("GET /patients/:id", "POST /partner/practices/:organizationId/owner-invitation"); `param_name` is the one place a
+path parameter's name is converted, for the id, the input schema and the path built from `params`. Surfaces the
+contract keeps from agents are never listed: account-wide routes (/user, /organization), sign-in and other /auth
+routes (except GET /auth/me), /transfer/core-*, the clinical workspace and referrals, calls and recordings, and the
+MCP and OAuth machinery itself. Of those, the account-wide operations that exist answer the spec's
+403 BROWSER_SESSION_REQUIRED when called (`unavailable`); the rest are unknown operations.
 """
 
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from urllib.parse import quote
+
+from apps.core.errors import ApiError, BrowserSessionRequired
+from apps.core.naming import to_camel
+from apps.core.permissions import BROWSER_SESSION_SURFACES, under_prefix
 
 READ_METHODS = frozenset({"GET"})
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -43,22 +51,33 @@ _PARAM = re.compile(r"\{([^}]+)\}")
 class Operation:
     id: str
     method: str
-    path_template: str  # /patients/{id}
+    path_template: str  # /partner/practices/{organization_id}/owner-invitation, as in the OpenAPI schema
     summary: str
     description: str
     tags: tuple[str, ...]
     input_schema: dict
-    path_params: tuple[str, ...]
+    path_params: tuple[str, ...]  # as agents name them: ("organizationId",)
 
     @property
     def is_read(self) -> bool:
         return self.method in READ_METHODS
 
     def path_for(self, params: dict) -> str:
-        return _PARAM.sub(lambda m: str(params[m.group(1)]), self.path_template)
+        """The path with each parameter's value (a string without "/", checked by the caller) percent-encoded."""
+        return _PARAM.sub(lambda m: quote(params[param_name(m.group(1))], safe=""), self.path_template)
 
     def search_text(self) -> str:
         return f"{self.id} {self.summary} {self.description} {' '.join(self.tags)}".lower()
+
+
+def param_name(schema_name: str) -> str:
+    """THE conversion of a path parameter's OpenAPI name (organization_id) to the name agents use (organizationId)."""
+    return to_camel(schema_name)
+
+
+def operation_id(method: str, path: str) -> str:
+    """ "POST /partner/practices/{organization_id}/owner-invitation" → "POST /partner/practices/:organizationId/…"."""
+    return f"{method} {_PARAM.sub(lambda m: ':' + param_name(m.group(1)), path)}"
 
 
 def hidden(method: str, path: str) -> bool:
@@ -87,7 +106,7 @@ def _input_schema(method: str, operation: dict, path_params: list[str], componen
     if path_params:
         properties["params"] = {
             "type": "object",
-            "properties": {name: {"type": "string"} for name in path_params},
+            "properties": {name: {"type": "string", "minLength": 1, "pattern": "^[^/]+$"} for name in path_params},
             "required": path_params,
             "additionalProperties": False,
         }
@@ -108,20 +127,38 @@ def _input_schema(method: str, operation: dict, path_params: list[str], componen
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
 
 
+def _unavailable_error(path: str) -> type[ApiError] | None:
+    """The answer to a hidden operation that exists (spec MCP rule 7): account-wide surfaces need a browser
+    session, as the REST API answers any machine credential there (Authentication rule 9)."""
+    return BrowserSessionRequired if under_prefix(path, *BROWSER_SESSION_SURFACES) else None
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    operations: dict[str, Operation]  # listed and runnable
+    unavailable: dict[str, type[ApiError]]  # exist, never listed, answered with this error
+
+
 @lru_cache(maxsize=1)
-def catalogue() -> dict[str, Operation]:
+def _build() -> Catalogue:
     from drf_spectacular.generators import SchemaGenerator
 
     schema = SchemaGenerator().get_schema(request=None, public=True)
     components = schema.get("components", {}).get("schemas", {})
     operations: dict[str, Operation] = {}
+    unavailable: dict[str, type[ApiError]] = {}
     for path, item in schema.get("paths", {}).items():
         for method_lower, operation in item.items():
             method = method_lower.upper()
-            if method not in READ_METHODS | WRITE_METHODS or hidden(method, path):
+            if method not in READ_METHODS | WRITE_METHODS:
                 continue
-            path_params = _PARAM.findall(path)
-            op_id = f"{method} {_PARAM.sub(lambda m: ':' + m.group(1), path)}"
+            op_id = operation_id(method, path)
+            if hidden(method, path):
+                error = _unavailable_error(path)
+                if error is not None:
+                    unavailable[op_id] = error
+                continue
+            path_params = [param_name(name) for name in _PARAM.findall(path)]
             operations[op_id] = Operation(
                 id=op_id,
                 method=method,
@@ -132,7 +169,16 @@ def catalogue() -> dict[str, Operation]:
                 input_schema=_input_schema(method, operation, path_params, components),
                 path_params=tuple(path_params),
             )
-    return operations
+    return Catalogue(operations=operations, unavailable=unavailable)
+
+
+def catalogue() -> dict[str, Operation]:
+    return _build().operations
+
+
+def unavailable(op_id: str) -> type[ApiError] | None:
+    """The error a hidden but existing operation answers with; None for anything else."""
+    return _build().unavailable.get(op_id)
 
 
 def search(query: str, *, include_writes: bool) -> list[Operation]:

@@ -1,12 +1,14 @@
 """The three MCP tools: search_operations, read and write.
 
 read and write run one operation through its ordinary route as the connection's person, in the connection's
-practice, narrowed by its scopes; an API error comes back as the tool's error result carrying the ApiError. One
-tool call draws one request from the connection's bucket (the route itself draws it; search draws it here).
-Replies come whole up to SVC_MCP_REPLY_LIMIT (16 MiB); a larger one comes in parts tied to an ETag.
+practice, narrowed by its scopes; an API error comes back as the tool's error result carrying the ApiError. Every
+tools/call draws exactly one request from the connection's bucket, first, whatever then happens (Session.call);
+the internal request it may make draws nothing more. Replies come whole up to SVC_MCP_REPLY_LIMIT (16 MiB); a
+larger one comes in parts tied to an ETag.
 """
 
 import base64
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
@@ -27,7 +29,7 @@ TEXT_TYPES = ("text/", "application/json")  # replies passed as text; anything e
 
 
 class UnknownTool(Exception):
-    pass
+    """Not a tool of this connection, or no tool name and arguments object at all: JSON-RPC -32602."""
 
 
 class ReplyChanged(ApiError):
@@ -60,8 +62,20 @@ def tool_result(payload: dict, *, is_error: bool = False) -> dict:
     }
 
 
-def error_result(status: int, api_error: dict) -> dict:
-    return tool_result({"status": status, "error": api_error}, is_error=True)
+def error_result(status: int, api_error: dict, *, retry_after: str | None = None) -> dict:
+    """The tool's error result: the HTTP status and the ApiError, plus `retryAfter` (seconds) where the REST answer
+    carries a Retry-After header (429 and 503), so an agent waits as any client would."""
+    extra = {"retryAfter": int(retry_after)} if retry_after and retry_after.isdigit() else {}
+    return tool_result({"status": status, "error": api_error} | extra, is_error=True)
+
+
+def api_error_result(exc: ApiError) -> dict:
+    return error_result(exc.status_code, exc.body(), retry_after=exc.headers().get("Retry-After"))
+
+
+def _reply_error_result(reply: dispatch.Reply) -> dict:
+    body = reply.json() or {"code": "ERROR", "message": "", "details": {}}
+    return error_result(reply.status, body, retry_after=reply.retry_after)
 
 
 _OBJECT = {"type": "object", "additionalProperties": True}
@@ -188,7 +202,13 @@ class Session:
     def tool_definitions(self) -> list[dict]:
         return _definitions(self.writes_allowed)
 
-    def call(self, name: str, arguments: dict) -> dict:
+    def call(self, name, arguments) -> dict:
+        """One tools/call. It draws its one request from the connection's bucket before anything else, so a call
+        that fails (unknown tool or operation, bad arguments, a practice not found, a refused route) counts too;
+        an empty bucket raises RateLimited (429, Retry-After)."""
+        API_CREDENTIAL_LIMIT.check(SimpleNamespace(auth=self.credential), None)
+        if not isinstance(name, str) or not isinstance(arguments, dict):
+            raise UnknownTool(name)
         if name == "search_operations":
             return self.search(arguments)
         if name == "read":
@@ -200,7 +220,6 @@ class Session:
     # --- tools ------------------------------------------------------------------------------------------------
 
     def search(self, arguments: dict) -> dict:
-        API_CREDENTIAL_LIMIT.check(SimpleNamespace(auth=self.credential), None)
         query, offset = arguments.get("query", ""), arguments.get("offset", 0)
         if not isinstance(query, str):
             raise ValidationFailed.for_field("query", "must be a string")
@@ -230,19 +249,22 @@ class Session:
         query = arguments.get("query") or {}
         if not isinstance(params, dict) or not isinstance(query, dict):
             raise ValidationFailed("params and query must be objects.")
-        missing = [name for name in operation.path_params if not isinstance(params.get(name), str)]
-        if missing:
-            raise ValidationFailed.for_field(f"params.{missing[0]}", "is required (a string)")
+        for name in operation.path_params:
+            value = params.get(name)
+            if not isinstance(value, str) or not value or "/" in value:
+                raise ValidationFailed.for_field(f"params.{name}", "is required (a string without '/')")
         body = arguments.get("body") if not read else None
         if self.is_agency and operation.id in AGENCY_UNAVAILABLE:
             raise AgencyUnavailable(details={"operation": operation.id})
+        credential = self._acting_credential(arguments.get("practice"))
         reply = dispatch.run(
             method=operation.method,
             path=operation.path_for(params),
             query=query,
             body=body,
             user=self.user,
-            credential=self._acting_credential(arguments.get("practice")),
+            # This call's request was drawn in call(); the route must not draw it again from the same bucket.
+            credential=dataclasses.replace(credential, bucket_id=None),
         )
         if read:
             return self._read_reply(reply, arguments)
@@ -272,7 +294,11 @@ class Session:
     def _operation(self, operation_id, *, read: bool) -> operations.Operation:
         if not isinstance(operation_id, str):
             raise ValidationFailed.for_field("operation", "is required (an id from search_operations)")
-        operation = operations.catalogue().get(operation_id.strip())
+        operation_id = operation_id.strip()
+        operation = operations.catalogue().get(operation_id)
+        unavailable = operations.unavailable(operation_id) if operation is None else None
+        if unavailable is not None and operation_id.startswith("GET ") == read:  # it exists, for this tool
+            raise unavailable(details={"operation": operation_id})
         if operation is None or operation.is_read != read:
             raise UnknownOperation(details={"operation": operation_id, "tool": "read" if read else "write"})
         return operation
@@ -281,7 +307,7 @@ class Session:
         limit = settings.SVC_MCP_REPLY_LIMIT
         wanted = arguments.get("range")
         if reply.status >= 400:
-            return error_result(reply.status, reply.json() or {"code": "ERROR", "message": "", "details": {}})
+            return _reply_error_result(reply)
         if wanted is None and len(reply.body) <= limit:
             value, encoding = _decode(reply.body, reply.content_type)
             return tool_result(
@@ -318,7 +344,7 @@ class Session:
 
     def _write_reply(self, reply: dispatch.Reply) -> dict:
         if reply.status >= 400:
-            return error_result(reply.status, reply.json() or {"code": "ERROR", "message": "", "details": {}})
+            return _reply_error_result(reply)
         if len(reply.body) > settings.SVC_MCP_REPLY_LIMIT:
             return tool_result(
                 {"applied": True, "status": reply.status, "truncated": True, "totalBytes": len(reply.body)}

@@ -146,13 +146,13 @@ class McpView(BaseApiView):
         session = tools.Session.for_token(token)
         if method == "tools/list":
             return _rpc_result(rpc_id, {"tools": session.tool_definitions()})
-        name, arguments = params.get("name"), params.get("arguments") or {}
-        if not isinstance(name, str) or not isinstance(arguments, dict):
-            return _rpc_error(INVALID_PARAMS, "tools/call needs a tool name and an arguments object.", id=rpc_id)
+        name = params.get("name")
         try:
-            result = session.call(name, arguments)
+            result = session.call(name, params.get("arguments") or {})
         except tools.UnknownTool:
-            return _rpc_error(INVALID_PARAMS, f"Unknown tool: {name}", id=rpc_id)
+            return _rpc_error(
+                INVALID_PARAMS, f"tools/call needs a tool of this connection and arguments: {name!r}", id=rpc_id
+            )
         except ApiError as exc:
-            result = tools.error_result(exc.status_code, exc.body())
+            result = tools.api_error_result(exc)
         return _rpc_result(rpc_id, result)

@@ -4,112 +4,26 @@ sends the person through authorize with PKCE and resource, exchanges the code, a
 searches, reads and writes patients, and sees an API error as a tool error. The person's browser is an httpx2
 client signed in through POST /auth/sign-in/email that reads the consent page and presses Approve with a practice.
 
-The deployment's URLs (SVC_BASE_URL and everything built from it, DOT's issuer and protected-resource values) point
-at the live server for the test; they are read per request, so overriding the settings is enough.
+The deployment's URLs point at the live server for the test (the `deployment` fixture); the person and the token
+storage are in tests/mcp/oauth_flow.py.
 """
 
 import asyncio
-import copy
 import hashlib
-from urllib.parse import parse_qs, urljoin, urlsplit
 
 import httpx2
 import pytest
-from django.conf import settings
-from django.test import override_settings
 from mcp import Client
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.shared.auth import OAuthClientMetadata
 
 from apps.oauth.models import AccessToken, Connection
 from apps.patients.models import Patient
 from tests.conftest import make_member
-from tests.factories import DEFAULT_PASSWORD
-from tests.oauth.conftest import read_page
+from tests.mcp.oauth_flow import CALLBACK, MemoryStorage, PersonAtTheBrowser
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-CALLBACK = "http://127.0.0.1:53682/callback"
-
-
-@pytest.fixture
-def deployment(live_server):
-    """The service's public URLs are the live server's for this test."""
-    base = live_server.url
-    oauth = copy.deepcopy(settings.OAUTH2_PROVIDER) | {
-        "OIDC_ISS_ENDPOINT": f"{base}/auth",
-        "OAUTH2_PROTECTED_RESOURCE_IDENTIFIER": f"{base}/mcp",
-        "OAUTH2_PROTECTED_RESOURCE_AUTHORIZATION_SERVERS": [f"{base}/auth"],
-    }
-    with override_settings(
-        SVC_BASE_URL=base,
-        SVC_APP_URL=base,
-        SVC_MCP_URL=f"{base}/mcp",
-        SVC_OAUTH_ISSUER=f"{base}/auth",
-        SVC_REGION_BASE_URLS={settings.SVC_REGION: base},
-        OAUTH2_PROVIDER=oauth,
-    ):
-        yield base
-
-
-class MemoryStorage:
-    """The SDK's TokenStorage, in memory: what an assistant would keep on disk."""
-
-    def __init__(self):
-        self.tokens: OAuthToken | None = None
-        self.client_info: OAuthClientInformationFull | None = None
-
-    async def get_tokens(self):
-        return self.tokens
-
-    async def set_tokens(self, tokens):
-        self.tokens = tokens
-
-    async def get_client_info(self):
-        return self.client_info
-
-    async def set_client_info(self, client_info):
-        self.client_info = client_info
-
-
-class PersonAtTheBrowser:
-    """The redirect and callback handlers: a browser session signed in as the practice owner opens the authorize
-    URL, reads the consent page, approves with the practice, and hands the redirect's code and state back."""
-
-    def __init__(self, base: str, member, organization_id: str):
-        self.base, self.member, self.organization_id = base, member, organization_id
-        self.seen: dict = {}
-        self.result: AuthorizationCodeResult | None = None
-
-    async def redirect(self, authorization_url: str) -> None:
-        self.seen["authorize"] = parse_qs(urlsplit(authorization_url).query)
-        async with httpx2.AsyncClient(base_url=self.base, follow_redirects=False, timeout=30.0) as browser:
-            signed_in = await browser.post(
-                "/auth/sign-in/email", json={"email": self.member.user.email, "password": DEFAULT_PASSWORD}
-            )
-            assert signed_in.status_code == 200, signed_in.text
-            page = await browser.get(authorization_url)
-            assert page.status_code == 200, page.text
-            reader = read_page(page)
-            self.seen["page"] = " ".join(" ".join(reader.text).split())
-            assert len(reader.forms) == 1
-            form = reader.forms[0]
-            self.seen["practices"] = form["radios"].get("organization_id")
-            answer = await browser.post(
-                urljoin(str(page.url), form["action"]),
-                data=form["fields"] | {"organization_id": self.organization_id, "allow": "true"},
-            )
-        assert answer.status_code == 302, answer.text
-        location = answer.headers["Location"]
-        assert location.startswith(CALLBACK), location
-        params = {key: values[-1] for key, values in parse_qs(urlsplit(location).query).items()}
-        self.seen["callback"] = params
-        self.result = AuthorizationCodeResult(code=params["code"], state=params.get("state"), iss=params.get("iss"))
-
-    async def callback(self) -> AuthorizationCodeResult:
-        assert self.result is not None, "the redirect handler ran first"
-        return self.result
 
 
 async def _agent_session(base: str, person: PersonAtTheBrowser, storage: MemoryStorage, steps):

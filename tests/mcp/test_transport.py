@@ -1,11 +1,14 @@
 """POST /mcp over raw HTTP: methods, batches, Origin, the 401 challenge, notifications, versions, tools."""
 
 import json
+import re
 
 import pytest
 from django.conf import settings
 from django.test import Client
 
+from apps.mcp import operations
+from apps.patients.models import Patient
 from tests.oauth.tokens import mint
 
 CHALLENGE = (
@@ -169,10 +172,153 @@ def test_large_replies_come_in_parts(agent, owner, settings):
     assert changed["isError"] is True and changed["structuredContent"]["error"]["code"] == "REPLY_CHANGED"
 
 
-def test_each_tool_call_draws_from_the_connections_bucket(agent, settings):
-    settings.SVC_API_KEY_BUCKET = (2, 0.001)
-    assert call(agent, "search_operations", {})["isError"] is False
+def test_a_write_whose_reply_is_too_large_still_reports_it_was_applied(agent, owner, settings):
+    settings.SVC_MCP_REPLY_LIMIT = 100
+    result = call(
+        agent, "write", {"operation": "POST /patients", "body": {"firstName": "Ada", "email": "ada@example.com"}}
+    )
+    assert result["isError"] is False, result
+    reply = result["structuredContent"]
+    assert reply["totalBytes"] > 100
+    assert reply == {"applied": True, "status": 201, "truncated": True, "totalBytes": reply["totalBytes"]}
+    assert json.loads(result["content"][0]["text"]) == reply
+    created = Patient.objects.for_org(owner.organization).get()
+    assert (created.first_name, created.email) == ("Ada", "ada@example.com")
+    # The same write's reply under the limit is whole, and as large as reported.
+    settings.SVC_MCP_REPLY_LIMIT = 16 * 1024 * 1024
+    whole = call(agent, "write", {"operation": "POST /patients", "body": {"firstName": "Ada", "email": "b@ex.com"}})
+    assert "truncated" not in whole["structuredContent"] and whole["structuredContent"]["body"]["firstName"] == "Ada"
+
+
+# --- the connection's bucket: one tool call, one request ----------------------------------------------------------
+
+
+def assert_rate_limited(result: dict, *, at_most: int) -> None:
+    """The tool's error result for an empty bucket: 429 RATE_LIMITED carrying the seconds to wait, as the REST
+    answer's Retry-After header and details.retryAfter do."""
+    assert result["isError"] is True
+    payload = result["structuredContent"]
+    assert payload["status"] == 429 and payload["error"]["code"] == "RATE_LIMITED"
+    assert isinstance(payload["retryAfter"], int) and 1 <= payload["retryAfter"] <= at_most
+    assert payload["error"]["details"] == {"retryAfter": payload["retryAfter"]}
+
+
+def test_a_tool_call_draws_exactly_one_request(agent, owner, settings):
+    settings.SVC_API_KEY_BUCKET = (2, 0.001)  # two requests, then one more every 1000 s
     assert call(agent, "read", {"operation": "GET /patients"})["isError"] is False
-    limited = call(agent, "read", {"operation": "GET /patients"})
-    assert limited["isError"] is True and limited["structuredContent"]["status"] == 429
+    written = call(agent, "write", {"operation": "POST /patients", "body": {"firstName": "Ada", "email": "a@ex.com"}})
+    assert written["isError"] is False, written  # the route did not draw a second request for the read
+    refused = call(agent, "write", {"operation": "POST /patients", "body": {"firstName": "Bo", "email": "b@ex.com"}})
+    assert_rate_limited(refused, at_most=1000)
+    assert list(Patient.objects.for_org(owner.organization).values_list("first_name", flat=True)) == ["Ada"]
     assert rpc(agent, "tools/list").status_code == 200  # listing is not a tool call
+    assert rpc(agent, "ping").json()["result"] == {}
+
+
+def test_failed_tool_calls_count_against_the_bucket(agent, outsider, settings):
+    failing = [
+        ("read", {"operation": "GET /nowhere"}, "UNKNOWN_OPERATION"),
+        ("read", {"operation": "GET /patients/:id", "params": {}}, "VALIDATION_ERROR"),
+        ("read", {"operation": "GET /patients", "query": "q=ada"}, "VALIDATION_ERROR"),
+        ("read", {"operation": "GET /patients", "practice": str(outsider.organization.id)}, "PRACTICE_NOT_FOUND"),
+        ("read", {"operation": "GET /user/me"}, "BROWSER_SESSION_REQUIRED"),
+        ("search_operations", {"offset": -1}, "VALIDATION_ERROR"),
+    ]
+    settings.SVC_API_KEY_BUCKET = (len(failing) + 1, 0.001)
+    for tool, arguments, code in failing:
+        result = call(agent, tool, arguments)
+        assert result["isError"] is True and result["structuredContent"]["error"]["code"] == code, result
+    unknown_tool = rpc(agent, "tools/call", {"name": "erase_everything", "arguments": {}})
+    assert unknown_tool.json()["error"]["code"] == -32602
+    # Seven calls, seven requests: the bucket is empty now.
+    assert_rate_limited(call(agent, "read", {"operation": "GET /patients"}), at_most=1000)
+    assert_rate_limited(call(agent, "read", {"operation": "GET /nowhere"}), at_most=1000)
+
+
+def test_another_connection_of_the_same_person_has_its_own_bucket(agent, owner, settings):
+    settings.SVC_API_KEY_BUCKET = (1, 0.001)
+    assert call(agent, "read", {"operation": "GET /patients"})["isError"] is False
+    assert_rate_limited(call(agent, "read", {"operation": "GET /patients"}), at_most=1000)
+    raw, _ = mint(owner, "read", resource=[settings.SVC_MCP_URL])
+    other = Client(headers={"Authorization": f"Bearer {raw}"})
+    assert call(other, "read", {"operation": "GET /patients"})["isError"] is False
+
+
+# --- operation ids --------------------------------------------------------------------------------------------
+
+
+def test_operation_ids_name_path_params_in_camel_case(agent):
+    ids = list(operations.catalogue())
+    params = {segment for op in ids for segment in op.split(" ", 1)[1].split("/") if segment.startswith(":")}
+    assert {":id", ":organizationId", ":userId", ":deliveryId", ":stageId"} <= params
+    assert all(re.fullmatch(r":[a-z][A-Za-z0-9]*", param) for param in params), params
+    found = call(agent, "search_operations", {"query": "owner-invitation"})["structuredContent"]["items"]
+    assert {item["operation"] for item in found} == {
+        "POST /partner/practices/:organizationId/owner-invitation",
+        "DELETE /partner/practices/:organizationId/owner-invitation",
+    }
+    schema = found[0]["inputSchema"]["properties"]["params"]
+    assert list(schema["properties"]) == ["organizationId"] and schema["required"] == ["organizationId"]
+
+
+def test_only_the_camel_case_form_is_accepted(agent, owner):
+    def resend(operation_path: str) -> dict:
+        return call(
+            agent,
+            "write",
+            {
+                "operation": f"POST {operation_path}",
+                "params": {"organization_id": str(owner.organization.id)},
+                "body": {"ownerEmail": "o@example.com"},
+            },
+        )["structuredContent"]["error"]
+
+    assert resend("/partner/practices/:organization_id/owner-invitation")["code"] == "UNKNOWN_OPERATION"
+    # The camelCase id needs its params by the same name.
+    assert resend("/partner/practices/:organizationId/owner-invitation")["details"]["fields"] == {
+        "params.organizationId": ["is required (a string without '/')"]
+    }
+
+
+def test_a_path_param_cannot_reach_another_route(agent, owner):
+    from tests.factories import PatientFactory
+
+    patient = PatientFactory(organization=owner.organization)
+    for value in (f"{patient.id}/archive", ""):
+        result = call(agent, "read", {"operation": "GET /patients/:id", "params": {"id": value}})
+        assert result["structuredContent"]["error"]["code"] == "VALIDATION_ERROR", result
+    encoded = call(agent, "read", {"operation": "GET /patients/:id", "params": {"id": f"{patient.id}?embed=x"}})
+    assert encoded["structuredContent"]["status"] == 400  # one path segment, not a query: not a UUID
+    assert encoded["structuredContent"]["error"]["details"]["fields"] == {"id": ["must be a UUID"]}
+
+
+# --- surfaces unavailable to agents -------------------------------------------------------------------------------
+
+
+def test_account_wide_operations_answer_browser_session_required(agent, owner):
+    for tool, operation in (
+        ("read", "GET /user/me"),
+        ("read", "GET /organization/members"),
+        ("write", "PATCH /user/me"),
+    ):
+        result = call(
+            agent,
+            tool,
+            {"operation": operation, "body": {"name": "X"}} if tool == "write" else {"operation": operation},
+        )
+        assert result["isError"] is True
+        assert result["structuredContent"]["status"] == 403
+        assert result["structuredContent"]["error"] == {
+            "code": "BROWSER_SESSION_REQUIRED",
+            "message": "This surface is available to a signed-in browser session only.",
+            "details": {"operation": operation},
+        }
+    owner.user.refresh_from_db()
+    assert owner.user.name != "X"
+    # Still never listed, and a hidden route that is no account surface stays an unknown operation, as does an
+    # account operation called through the other tool.
+    listed = call(agent, "search_operations", {"query": "user"})["structuredContent"]["items"]
+    assert not [item for item in listed if item["operation"].split(" ")[1].startswith(("/user", "/organization"))]
+    for tool, operation in (("write", "POST /auth/sign-out"), ("write", "GET /user/me"), ("read", "GET /users/me")):
+        result = call(agent, tool, {"operation": operation})
+        assert result["structuredContent"]["error"]["code"] == "UNKNOWN_OPERATION", (operation, result)
