@@ -6,6 +6,7 @@ capability URLs and payment-provider identifiers, so they cannot leak to receive
 """
 
 import json
+import logging
 import re
 import uuid
 from dataclasses import dataclass
@@ -22,25 +23,60 @@ ENVELOPE_VERSION = "1"
 MAX_PAYLOAD_BYTES = 64 * 1024
 ACTOR_TYPES = frozenset({"user", "system", "patient", "provider"})
 
+logger = logging.getLogger("apps.events")
+
 
 # Called once after each transaction that recorded events commits (webhook fan-out, live updates). Filled by the
 # apps that read the outbox, in their AppConfig.ready(); a listener that fails never undoes the commit.
-_committed_listeners: list = []
+_committed_listeners: list = []  # listener()
+_committed_id_listeners: list = []  # listener(event_ids): the ids of the events that transaction recorded, in order
 
 
-def on_events_committed(listener) -> None:
-    if listener not in _committed_listeners:
-        _committed_listeners.append(listener)
+def on_events_committed(listener, *, with_event_ids: bool = False) -> None:
+    listeners = _committed_id_listeners if with_event_ids else _committed_listeners
+    if listener not in listeners:
+        listeners.append(listener)
 
 
-def _notify_after_commit() -> None:
-    """Register the listeners for the current transaction, once however many events it records."""
-    outermost = connection.atomic_blocks[0] if connection.atomic_blocks else None
-    if outermost is None or getattr(outermost, "_svc_outbox_notify", False):
-        return
-    outermost._svc_outbox_notify = True
-    for listener in _committed_listeners:
-        transaction.on_commit(listener, robust=True)
+class _CommitNotice:
+    """The one on_commit callback of a transaction that records events: it collects their ids and, after the commit,
+    calls the listeners. A listener gets the ids of events recorded in a savepoint that was later rolled back too;
+    it re-reads them to see which committed.
+
+    It is found again through connection.run_on_commit, not marked on the atomic block: a decorated function
+    (@transaction.atomic) reuses one Atomic object for every call, so such a mark would silence later transactions.
+    """
+
+    def __init__(self):
+        self.event_ids: list = []
+        self.called = False
+        self.listeners = tuple(_committed_listeners)
+        self.id_listeners = tuple(_committed_id_listeners)
+
+    def __call__(self) -> None:
+        self.called = True
+        for listener in self.listeners:
+            self._call(listener)
+        ids = tuple(self.event_ids)
+        for listener in self.id_listeners:
+            self._call(listener, ids)
+
+    @staticmethod
+    def _call(listener, *args) -> None:
+        try:
+            listener(*args)
+        except Exception:
+            logger.exception("outbox listener %s failed after commit", getattr(listener, "__qualname__", listener))
+
+
+def _notify_after_commit() -> _CommitNotice:
+    """This transaction's commit notice, registered on the first event however many it records."""
+    for _savepoints, callback, _robust in connection.run_on_commit:
+        if isinstance(callback, _CommitNotice) and not callback.called:
+            return callback
+    notice = _CommitNotice()
+    transaction.on_commit(notice, robust=True)
+    return notice
 
 
 class EventRejected(ValueError):
@@ -252,9 +288,10 @@ def emit(
         changed_fields=changed_fields,
         idempotency_key=idempotency_key,
     )
-    _notify_after_commit()
+    notice = _notify_after_commit()
     if idempotency_key is None:
         event.save(force_insert=True)
+        notice.event_ids.append(event.id)
         return event
     existing = Event.objects.for_org(event.organization_id).filter(idempotency_key=idempotency_key).first()
     if existing is not None:
@@ -265,6 +302,7 @@ def emit(
     except IntegrityError:
         # A concurrent emitter won the key: its event is the logical one.
         return Event.objects.for_org(event.organization_id).get(idempotency_key=idempotency_key)
+    notice.event_ids.append(event.id)
     return event
 
 
@@ -296,5 +334,5 @@ def emit_many(*, organization, actor: Actor, events: list[PendingEvent]) -> int:
     ]
     Event.objects.bulk_create(rows)
     if rows:
-        _notify_after_commit()
+        _notify_after_commit().event_ids.extend(row.id for row in rows)
     return len(rows)
