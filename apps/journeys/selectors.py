@@ -46,6 +46,12 @@ def journey_get(*, organization, journey_id) -> Journey | None:
     return Journey.objects.for_org(organization).select_related(*JOURNEY_RELATED).filter(id=journey_id).first()
 
 
+def journeys_of_patient(*, organization, patient_id, limit: int) -> list[Journey]:
+    """The patient's journeys, newest first, at most `limit`, with what the journey serializer renders (one query)."""
+    rows = Journey.objects.for_org(organization).filter(patient_id=patient_id).select_related(*JOURNEY_RELATED)
+    return list(rows.order_by("-created_at", "-id")[:limit])
+
+
 def journey_filter(*, organization, filters: dict):
     rows = Journey.objects.for_org(organization)
     for key, lookup in (

@@ -34,6 +34,8 @@ from apps.journeys.models import (
     Treatment,
 )
 from apps.patients.errors import PatientMerged
+from apps.patients.models import Activity
+from apps.patients.services import timeline_record
 
 
 def _save_unique(instance, error_class):
@@ -245,15 +247,31 @@ def stages_reorder(*, organization, pipeline: Pipeline, stage_ids: list) -> Pipe
 # --- journeys -----------------------------------------------------------------------------------------------------
 
 
-def _journey_event(*, organization, user, journey: Journey, type: str, **event) -> None:
+# Event type → the patient timeline entry it also writes (journey.updated writes none).
+TIMELINE_KINDS = {
+    "journey.created": Activity.Kind.JOURNEY_CREATED,
+    "journey.stage_changed": Activity.Kind.JOURNEY_STAGE_CHANGED,
+    "journey.won": Activity.Kind.JOURNEY_WON,
+    "journey.lost": Activity.Kind.JOURNEY_LOST,
+    "journey.reopened": Activity.Kind.JOURNEY_REOPENED,
+}
+
+
+def _journey_event(
+    *, organization, user, journey: Journey, type: str, from_stage: Stage | None = None, summary: str = "", **event
+) -> None:
+    """The journey's event, and for transitions its entry on the patient's timeline, in the caller's transaction.
+    Both carry ids (the timeline also the treatment's and stages' names); free text such as a lost reason only
+    reaches the timeline, as its summary."""
     data = {
         "patientId": str(journey.patient_id),
         "treatmentId": str(journey.treatment_id),
         "pipelineId": str(journey.pipeline_id),
         "stageId": str(journey.stage_id),
         "status": journey.status,
-        **(event.pop("data", None) or {}),
     }
+    if from_stage is not None:
+        data |= {"fromStageId": str(from_stage.id), "toStageId": str(journey.stage_id)}
     emit(
         organization=organization,
         type=type,
@@ -263,6 +281,26 @@ def _journey_event(*, organization, user, journey: Journey, type: str, **event) 
         data=data,
         **event,
     )
+    if type in TIMELINE_KINDS:
+        entry = {
+            "journeyId": str(journey.id),
+            "treatmentId": str(journey.treatment_id),
+            "treatmentName": journey.treatment.name,
+            "pipelineId": str(journey.pipeline_id),
+            "stageId": str(journey.stage_id),
+            "stageName": journey.stage.name,
+            "status": journey.status,
+        }
+        if from_stage is not None:
+            entry |= {"fromStageId": str(from_stage.id), "fromStageName": from_stage.name}
+        timeline_record(
+            organization=organization,
+            user=user,
+            patient_id=journey.patient_id,
+            kind=TIMELINE_KINDS[type],
+            summary=summary,
+            data=entry,
+        )
 
 
 def _save_journey(journey: Journey) -> Journey:
@@ -382,7 +420,7 @@ def journey_move(*, organization, user, journey: Journey, stage: Stage) -> Journ
     if stage.id == journey.stage_id:
         return journey
     _usable_stage(pipeline=journey.pipeline, stage=stage)
-    from_stage = journey.stage_id
+    from_stage = journey.stage
     journey.stage, journey.stage_entered_at = stage, timezone.now()
     journey.save()
     _journey_event(
@@ -390,9 +428,9 @@ def journey_move(*, organization, user, journey: Journey, stage: Stage) -> Journ
         user=user,
         journey=journey,
         type="journey.stage_changed",
+        from_stage=from_stage,
         action="stage_changed",
         changed_fields=["stageId", "stageEnteredAt"],
-        data={"fromStageId": str(from_stage), "toStageId": str(stage.id)},
     )
     return journey
 
@@ -402,8 +440,8 @@ def _close(*, organization, user, journey: Journey, kind: str, reason: str = "")
     if journey.status != JourneyStatus.OPEN:
         raise JourneyNotOpen()
     now = timezone.now()
-    from_stage = journey.stage_id
-    journey.last_open_stage_id = from_stage
+    from_stage = journey.stage
+    journey.last_open_stage = from_stage
     journey.stage = _closing_stage(journey.pipeline, kind)
     journey.stage_entered_at = now
     journey.status = kind
@@ -420,9 +458,10 @@ def _close(*, organization, user, journey: Journey, kind: str, reason: str = "")
         user=user,
         journey=journey,
         type=f"journey.{kind}",
+        from_stage=from_stage,
+        summary=reason,
         action=kind,
         changed_fields=changed,
-        data={"fromStageId": str(from_stage), "toStageId": str(journey.stage_id)},
     )
     return journey
 
@@ -449,7 +488,7 @@ def journey_reopen(*, organization, user, journey: Journey, stage: Stage | None 
         previous = journey.last_open_stage
         stage = previous if previous is not None and previous.archived_at is None else None
         stage = stage or _first_open_stage(journey.pipeline)
-    from_stage = journey.stage_id
+    from_stage = journey.stage
     journey.status, journey.stage = JourneyStatus.OPEN, stage
     journey.stage_entered_at = journey.reopened_at = timezone.now()
     journey.lost_reason = ""
@@ -460,7 +499,7 @@ def journey_reopen(*, organization, user, journey: Journey, stage: Stage | None 
         journey=journey,
         type="journey.reopened",
         action="reopened",
+        from_stage=from_stage,
         changed_fields=["status", "stageId", "stageEnteredAt", "reopenedAt", "lostReason"],
-        data={"fromStageId": str(from_stage), "toStageId": str(stage.id)},
     )
     return journey

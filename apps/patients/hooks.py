@@ -12,6 +12,10 @@ returns how many stored call recordings it scheduled for deletion (the DELETE re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from django.utils import timezone
+
+from apps.events.services import Actor, PendingEvent, emit_many
+
 
 @dataclass(frozen=True)
 class ErasureResult:
@@ -48,3 +52,29 @@ def run_erasure_hooks(*, organization, patient_ids: list) -> int:
 def run_merge_hooks(*, organization, survivor, duplicate) -> None:
     for hook in list(_merge_hooks):
         hook(organization=organization, survivor=survivor, duplicate=duplicate)
+
+
+def repoint_rows_to_survivor(*, organization, model, subject_type: str, survivor, duplicate) -> int:
+    """The merge step of an area whose rows point at a patient (`model.patient`): the duplicate's rows now belong to
+    the survivor, and each moved row records one `<subject_type>.updated` (action patient_merged), in one INSERT."""
+    rows = model.objects.for_org(organization).filter(patient_id=duplicate.pk)
+    moved = list(rows.values_list("id", flat=True))
+    if not moved:
+        return 0
+    model.objects.for_org(organization).filter(id__in=moved).update(patient_id=survivor.pk, updated_at=timezone.now())
+    emit_many(
+        organization=organization,
+        actor=Actor.system(),
+        events=[
+            PendingEvent(
+                type=f"{subject_type}.updated",
+                subject_type=subject_type,
+                subject_id=row_id,
+                data={"patientId": str(survivor.pk), "mergedPatientId": str(duplicate.pk)},
+                action="patient_merged",
+                changed_fields=("patientId",),
+            )
+            for row_id in moved
+        ],
+    )
+    return len(moved)

@@ -274,7 +274,9 @@ class PatientTag(TenantModel):
 
 
 class Activity(TenantModel):
-    """The patient timeline: what happened, newest first. Later areas add their own kinds."""
+    """The patient timeline: what happened, newest first. Other areas write their kinds through
+    apps.patients.services.timeline_record, in their own transaction; `data` carries ids and the names of stages and
+    treatments, never text a user typed (a note's body and an archive or lost reason are the summary)."""
 
     class Kind(models.TextChoices):
         CREATED = "created"
@@ -286,6 +288,19 @@ class Activity(TenantModel):
         CALL = "call"
         MESSAGE = "message"
         CONSENT = "consent"
+        JOURNEY_CREATED = "journey_created"
+        JOURNEY_STAGE_CHANGED = "journey_stage_changed"
+        JOURNEY_WON = "journey_won"
+        JOURNEY_LOST = "journey_lost"
+        JOURNEY_REOPENED = "journey_reopened"
+        TASK_CREATED = "task_created"
+        TASK_COMPLETED = "task_completed"
+        TASK_CANCELLED = "task_cancelled"
+        TASK_REOPENED = "task_reopened"
+        APPOINTMENT_BOOKED = "appointment_booked"
+        APPOINTMENT_RESCHEDULED = "appointment_rescheduled"
+        APPOINTMENT_STATUS_CHANGED = "appointment_status_changed"
+        APPOINTMENT_CANCELLED = "appointment_cancelled"
 
     patient = models.ForeignKey(Patient, on_delete=models.CASCADE, related_name="activities")
     kind = models.CharField(max_length=32, choices=Kind.choices)

@@ -56,11 +56,24 @@ def _patient_event(*, organization, user, patient_id, type: str = "patient.updat
     )
 
 
-def _log(*, organization, user, patient_id, kind: str, summary: str = "", data: dict | None = None) -> None:
-    """One timeline entry for one patient."""
-    _activity(organization=organization, patient_id=patient_id, kind=kind, user=user, summary=summary, data=data).save(
-        force_insert=True
+TIMELINE_KINDS = frozenset(Activity.Kind.values)
+
+
+def timeline_record(
+    *, organization, user, patient_id, kind: str, summary: str = "", data: dict | None = None
+) -> Activity:
+    """One entry on a patient's timeline: the public way every area writes there. Call it inside the transaction of
+    the change it records (the entry commits or rolls back with it). `patient_id` must be a patient of
+    `organization` (the caller read it through a tenant-scoped record); `kind` one of Activity.Kind; `data` ids and
+    the names of stages and treatments, never free text a user typed (that goes, where the timeline shows it, in
+    `summary`). `user` is the actor, None for the system."""
+    if kind not in TIMELINE_KINDS:
+        raise ValueError(f"unknown timeline kind {kind!r}")
+    entry = _activity(
+        organization=organization, patient_id=patient_id, kind=kind, user=user, summary=summary, data=data
     )
+    entry.save(force_insert=True)
+    return entry
 
 
 def _ensure_not_merged(patient: Patient) -> None:
@@ -100,7 +113,7 @@ def patient_create(*, organization, user, data: dict[str, Any]) -> Patient:
     _assign(patient, data)
     _require_contact(patient)
     patient.save()
-    _log(organization=organization, user=user, patient_id=patient.id, kind=Activity.Kind.CREATED)
+    timeline_record(organization=organization, user=user, patient_id=patient.id, kind=Activity.Kind.CREATED)
     _patient_event(
         organization=organization,
         user=user,
@@ -125,7 +138,7 @@ def patient_update(*, organization, user, patient: Patient, data: dict[str, Any]
         return patient
     patient.save()
     if "status" in changed:
-        _log(
+        timeline_record(
             organization=organization,
             user=user,
             patient_id=patient.id,
@@ -154,7 +167,9 @@ def patient_archive(*, organization, user, patient: Patient, reason: str | None)
     patient.status = Status.ARCHIVED
     patient.archived_at = timezone.now()
     patient.save(update_fields=["status_before_archive", "status", "archived_at", "updated_at"])
-    _log(organization=organization, user=user, patient_id=patient.id, kind=Activity.Kind.ARCHIVED, summary=reason or "")
+    timeline_record(
+        organization=organization, user=user, patient_id=patient.id, kind=Activity.Kind.ARCHIVED, summary=reason or ""
+    )
     _patient_event(
         organization=organization,
         user=user,
@@ -175,7 +190,7 @@ def patient_unarchive(*, organization, user, patient: Patient) -> Patient:
     patient.status_before_archive = ""
     patient.archived_at = None
     patient.save(update_fields=["status_before_archive", "status", "archived_at", "updated_at"])
-    _log(organization=organization, user=user, patient_id=patient.id, kind=Activity.Kind.UNARCHIVED)
+    timeline_record(organization=organization, user=user, patient_id=patient.id, kind=Activity.Kind.UNARCHIVED)
     _patient_event(
         organization=organization,
         user=user,
@@ -194,7 +209,7 @@ def patient_record_contact_attempt(*, organization, user, patient: Patient, chan
     patient.contact_attempts += 1
     patient.save(update_fields=["contact_attempts", "updated_at"])
     kind = Activity.Kind.CALL if channel == "phone" else Activity.Kind.MESSAGE
-    _log(
+    timeline_record(
         organization=organization,
         user=user,
         patient_id=patient.id,
@@ -209,6 +224,17 @@ def patient_record_contact_attempt(*, organization, user, patient: Patient, chan
         changed_fields=["contactAttempts"],
     )
     return patient
+
+
+@transaction.atomic
+def patient_note_add(*, organization, user, patient: Patient, body: str) -> Activity:
+    """A note on the patient's timeline; the body is the entry's summary (no event: the record itself is unchanged).
+    The row lock keeps a concurrent merge from leaving the note behind on the duplicate."""
+    patient = Patient.objects.for_org(organization).select_for_update().get(id=patient.id)
+    _ensure_not_merged(patient)
+    return timeline_record(
+        organization=organization, user=user, patient_id=patient.id, kind=Activity.Kind.NOTE, summary=body
+    )
 
 
 @transaction.atomic
@@ -324,7 +350,7 @@ def patient_merge(*, organization, user, survivor: Patient, duplicate: Patient) 
     duplicate.merged_into = survivor
     duplicate.merged_at = timezone.now()
     duplicate.save(update_fields=["merged_into", "merged_at", "updated_at"])
-    _log(
+    timeline_record(
         organization=organization,
         user=user,
         patient_id=survivor.id,
@@ -549,7 +575,7 @@ def consent_record(*, organization, user, patient: Patient, channel: str, status
     )
     flag = OPT_OUT_FIELD[channel]
     opted_out = status == MarketingConsent.State.WITHDRAWN
-    _log(
+    timeline_record(
         organization=organization,
         user=user,
         patient_id=patient.id,

@@ -36,6 +36,7 @@ class TaskQuery:
     view: str = "all"
     assignee_id: object = None
     patient_id: object = None
+    journey_id: object = None
     status: str | None = None
     priority: str | None = None
     due_before: datetime | None = None
@@ -60,6 +61,8 @@ def task_filtered(*, organization, user, query: TaskQuery) -> QuerySet[Task]:
         tasks = tasks.filter(assignee_id=query.assignee_id)
     if query.patient_id is not None:
         tasks = tasks.filter(patient_id=query.patient_id)
+    if query.journey_id is not None:
+        tasks = tasks.filter(journey_id=query.journey_id)
     if query.status:
         tasks = tasks.filter(status=query.status)
     if query.priority:

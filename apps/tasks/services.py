@@ -1,7 +1,8 @@
 """Writes of the tasks area. Each runs in one transaction and records its event in the outbox.
 
 Events carry ids and field names only (never the title or description): data.action, data.changedFields and
-the ids of the assignee and patient.
+the ids of the assignee, patient and journey. A task about a patient also writes its creation and transitions on the
+patient's timeline (ids only), in the same transaction.
 """
 
 from typing import Any
@@ -12,13 +13,18 @@ from django.utils import timezone
 from apps.accounts.models import Membership
 from apps.core.errors import NotFound, ValidationFailed
 from apps.core.naming import to_camel as camel
-from apps.events.services import Actor, PendingEvent, emit, emit_many
+from apps.events.services import Actor, emit
 from apps.patients.errors import PatientMerged
+from apps.patients.hooks import repoint_rows_to_survivor
+from apps.patients.models import Activity
+from apps.patients.services import timeline_record
 from apps.tasks.errors import TaskTransitionNotAllowed
 from apps.tasks.models import Task, TaskStatus
 
 # Fields a create or update may set (validated data of the API serializers, snake_case).
-WRITABLE = ("title", "description", "due_at", "priority", "assignee_id", "patient")
+WRITABLE = ("title", "description", "due_at", "priority", "assignee_id", "patient", "journey")
+# Related records among them → their wire names.
+RELATED = {"patient": "patientId", "journey": "journeyId"}
 
 
 def _actor(user) -> Actor:
@@ -31,6 +37,7 @@ def _ids(task: Task) -> dict[str, Any]:
         "priority": task.priority,
         "assigneeId": str(task.assignee_id) if task.assignee_id else None,
         "patientId": str(task.patient_id) if task.patient_id else None,
+        "journeyId": str(task.journey_id) if task.journey_id else None,
     }
 
 
@@ -69,15 +76,63 @@ def _assign(task: Task, data: dict[str, Any]) -> list[str]:
         value = data[key]
         if key == "description" and value is None:
             value = ""
-        if key == "patient":
-            if task.patient_id != (value.pk if value is not None else None):
-                changed.append("patientId")
-            task.patient = value
+        if key in RELATED:
+            if getattr(task, f"{key}_id") != (value.pk if value is not None else None):
+                changed.append(RELATED[key])
+            setattr(task, key, value)
             continue
         if getattr(task, key) != value:
             changed.append(camel(key))
         setattr(task, key, value)
     return changed
+
+
+def _with_journey_patient(*, task: Task | None, data: dict[str, Any]) -> dict[str, Any]:
+    """A task linked to a journey is about the journey's patient. Given a journey without patientId, the task takes
+    the journey's patient; a patientId of someone else is refused (400), as is clearing the patient of a task that
+    keeps its journey. `task` is None on create (where patientId null is the same as leaving it out)."""
+    if "journey" in data:
+        journey = data["journey"]
+    elif task is not None and task.journey_id is not None and "patient" in data:
+        journey = task.journey
+    else:
+        return data
+    if journey is None:
+        return data
+    patient = data.get("patient")
+    if patient is None:
+        if "patient" in data and task is not None:
+            raise ValidationFailed.for_field(
+                "patientId", "cannot be cleared while the task is linked to a journey (clear journeyId with it)"
+            )
+        return {**data, "patient": journey.patient}
+    if patient.pk != journey.patient_id:
+        if "journey" in data:
+            raise ValidationFailed.for_field("journeyId", "is a journey of another patient than patientId")
+        raise ValidationFailed.for_field(
+            "patientId", "is not the patient of the task's journey (change or clear journeyId with it)"
+        )
+    return data
+
+
+# Task transitions (and creation) → the entry they write on the task's patient's timeline.
+TIMELINE_KINDS = {
+    "created": Activity.Kind.TASK_CREATED,
+    "completed": Activity.Kind.TASK_COMPLETED,
+    "cancelled": Activity.Kind.TASK_CANCELLED,
+    "reopened": Activity.Kind.TASK_REOPENED,
+}
+
+
+def _timeline(*, organization, user, task: Task, action: str) -> None:
+    """The task's entry on its patient's timeline: ids only (the title and description stay on the task)."""
+    if task.patient_id is None:
+        return
+    data = {"taskId": str(task.id), **_ids(task)}
+    del data["patientId"]  # the entry belongs to the patient (and follows a merge to the survivor)
+    timeline_record(
+        organization=organization, user=user, patient_id=task.patient_id, kind=TIMELINE_KINDS[action], data=data
+    )
 
 
 @transaction.atomic
@@ -87,11 +142,13 @@ def task_create(*, organization, user, data: dict[str, Any]) -> Task:
     if "assignee_id" not in data:
         data["assignee_id"] = user.pk if user is not None else None
     _check_assignee(organization=organization, user_id=data["assignee_id"])
+    data = _with_journey_patient(task=None, data=data)
     _check_patient(data.get("patient"))
     task = Task(organization=organization, created_by=user)
     _assign(task, data)
     task.save(force_insert=True)
     _event(organization=organization, user=user, task=task, type="task.created", action="created")
+    _timeline(organization=organization, user=user, task=task, action="created")
     return task
 
 
@@ -107,6 +164,7 @@ def task_update(*, organization, user, task_id, data: dict[str, Any]) -> Task:
     task = _locked(organization=organization, task_id=task_id)
     if "assignee_id" in data and data["assignee_id"] != task.assignee_id:
         _check_assignee(organization=organization, user_id=data["assignee_id"])
+    data = _with_journey_patient(task=task, data=data)
     if "patient" in data and data["patient"] is not None and data["patient"].pk != task.patient_id:
         _check_patient(data["patient"])
     changed = _assign(task, data)
@@ -154,6 +212,7 @@ def task_transition(*, organization, user, task_id, action: str) -> Task:
     task.status = target
     task.save()
     _event(organization=organization, user=user, task=task, type=event_type, action=action, changed_fields=changed)
+    _timeline(organization=organization, user=user, task=task, action=action)
     return task
 
 
@@ -168,22 +227,6 @@ def tasks_erase_for_patients(*, organization, patient_ids) -> None:
 
 def tasks_repoint_to_survivor(*, organization, survivor, duplicate) -> None:
     """Merge: the duplicate's tasks now belong to the survivor; one task.updated per task moved (one INSERT)."""
-    moved = list(Task.objects.for_org(organization).filter(patient_id=duplicate.pk).values_list("id", flat=True))
-    if not moved:
-        return
-    Task.objects.for_org(organization).filter(id__in=moved).update(patient_id=survivor.pk, updated_at=timezone.now())
-    emit_many(
-        organization=organization,
-        actor=Actor.system(),
-        events=[
-            PendingEvent(
-                type="task.updated",
-                subject_type="task",
-                subject_id=task_id,
-                data={"patientId": str(survivor.pk), "mergedPatientId": str(duplicate.pk)},
-                action="patient_merged",
-                changed_fields=("patientId",),
-            )
-            for task_id in moved
-        ],
+    repoint_rows_to_survivor(
+        organization=organization, model=Task, subject_type="task", survivor=survivor, duplicate=duplicate
     )

@@ -13,17 +13,6 @@ from tests.helpers import assert_error
 JSON = "application/json"
 
 
-@pytest.fixture
-def setup(api, owner):
-    pipeline = api.get("/pipelines").json()["items"][0]
-    stages = {s["name"]: s["id"] for s in pipeline["stages"]}
-    implant = api.post(
-        "/treatments", {"name": "Implant", "defaultValue": "3500", "currency": "GBP"}, content_type=JSON
-    ).json()
-    patient = PatientFactory(organization=owner.organization)
-    return {"pipeline": pipeline, "stages": stages, "implant": implant, "patient": patient}
-
-
 def _create(client, patient, **body):
     return client.post("/journeys", {"patientId": str(patient.id), **body}, content_type=JSON)
 

@@ -36,6 +36,7 @@ def test_create_read_update_archive_restore(api, owner):
         "category",
         "defaultValue",
         "currency",
+        "durationMinutes",
         "active",
         "builtin",
         "createdAt",

@@ -936,6 +936,7 @@ BAD_IDS = ["nope", "123", "7d444840-9dc0-01c6-a2b5-3e5c4f3e9a1b", "7d4448409dc04
         ("post", "/unarchive", {}),
         ("post", "/merge", {"duplicatePatientId": str(uuid.uuid4())}),
         ("post", "/contact-attempts", {"channel": "phone", "outcome": "no_answer"}),
+        ("post", "/notes", {"body": "Called, will ring back"}),
         ("get", "/timeline", None),
         ("get", "/marketing-consent", None),
     ],
@@ -960,12 +961,13 @@ def test_bad_path_uuid_is_400_naming_the_path_parameter(api, org, bad, method, s
 
 TENANT_ROUTES = [
     pytest.param("get", "", None, id="get"),
-    pytest.param("get", "?embed=timeline,marketing", None, id="get-embed"),
+    pytest.param("get", "?embed=timeline,journeys,marketing", None, id="get-embed"),
     pytest.param("patch", "", {"lastName": "Hacked", "status": "patient"}, id="patch"),
     pytest.param("delete", "", None, id="delete"),
     pytest.param("post", "/archive", {"reason": "not yours"}, id="archive"),
     pytest.param("post", "/unarchive", {}, id="unarchive"),
     pytest.param("post", "/contact-attempts", {"channel": "phone", "outcome": "no_answer"}, id="contact-attempts"),
+    pytest.param("post", "/notes", {"body": "Not yours"}, id="notes"),
     pytest.param("get", "/timeline", None, id="timeline"),
     pytest.param("get", "/marketing-consent", None, id="marketing-consent-get"),
     pytest.param(

@@ -5,6 +5,7 @@ import uuid
 from django.test import Client
 
 from apps.events.models import Event
+from apps.patients.models import Activity
 from apps.tasks.models import Task
 
 TASKS = "/tasks"
@@ -29,14 +30,24 @@ def make_task(organization, **fields) -> Task:
 
 
 def snapshot(organization) -> dict:
-    """Everything a refused task request must leave untouched."""
+    """Everything a refused task request must leave untouched (tasks, events, timeline entries)."""
     return {
         "tasks": sorted(
             Task.objects.for_org(organization).values_list(
-                "id", "title", "description", "status", "priority", "due_at", "assignee_id", "patient_id", "updated_at"
+                "id",
+                "title",
+                "description",
+                "status",
+                "priority",
+                "due_at",
+                "assignee_id",
+                "patient_id",
+                "journey_id",
+                "updated_at",
             )
         ),
         "events": sorted(Event.objects.for_org(organization).values_list("id", flat=True)),
+        "timeline": sorted(Activity.objects.for_org(organization).values_list("id", flat=True)),
     }
 
 

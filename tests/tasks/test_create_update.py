@@ -21,6 +21,7 @@ TASK_FIELDS = {
     "cancelledAt",
     "assigneeId",
     "patientId",
+    "journeyId",
     "createdById",
     "createdAt",
     "updatedAt",
@@ -102,6 +103,7 @@ def test_create_records_task_created_with_ids_only(owner, api):
         "priority": "urgent",
         "assigneeId": str(owner.user.id),
         "patientId": str(patient.id),
+        "journeyId": None,
     }
     assert "Secret" not in str(event.data) and "Private" not in str(event.data)
 

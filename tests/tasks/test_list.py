@@ -3,7 +3,6 @@ tenancy (another practice's tasks never appear)."""
 
 import uuid
 from datetime import UTC, datetime, timedelta
-from unittest import mock
 
 import pytest
 from django.db import connection
@@ -72,18 +71,18 @@ def test_views_mine_overdue_and_due_today(owner, member_factory, api):
     }
 
 
-def test_due_today_uses_the_practice_timezone_when_it_has_one(owner):
-    """Organization has no timezone field yet; the selector reads organization.timezone when present."""
+def test_due_today_uses_the_practice_timezone(owner):
+    """The selector reads organization.timezone (an IANA name; UTC by default and for an unknown name)."""
     org = owner.organization
     now = datetime(2030, 6, 1, 23, 30, tzinfo=UTC)  # 1 June 23:30 UTC is 2 June 01:30 in Rome
     utc_start, _ = selectors.today_bounds(org, now)
     assert utc_start.isoformat() == "2030-06-01T00:00:00+00:00"
-    with mock.patch.object(type(org), "timezone", "Europe/Rome", create=True):
-        rome_start, rome_end = selectors.today_bounds(org, now)
-        assert rome_start.isoformat() == "2030-06-02T00:00:00+02:00"
-        assert rome_end.isoformat() == "2030-06-03T00:00:00+02:00"
-    with mock.patch.object(type(org), "timezone", "Not/AZone", create=True):
-        assert selectors.today_bounds(org, now)[0] == utc_start
+    org.timezone = "Europe/Rome"
+    rome_start, rome_end = selectors.today_bounds(org, now)
+    assert rome_start.isoformat() == "2030-06-02T00:00:00+02:00"
+    assert rome_end.isoformat() == "2030-06-03T00:00:00+02:00"
+    org.timezone = "Not/AZone"
+    assert selectors.today_bounds(org, now)[0] == utc_start
 
 
 def test_filters_combine(owner, member_factory, api):

@@ -43,7 +43,8 @@ def test_complete_then_reopen_then_cancel_then_reopen(owner, api):
     ]
     assert all(e.actor_id == str(owner.user.id) for e in events)
     assert all(
-        set(e.data) == {"action", "changedFields", "status", "priority", "assigneeId", "patientId"} for e in events
+        set(e.data) == {"action", "changedFields", "status", "priority", "assigneeId", "patientId", "journeyId"}
+        for e in events
     )
 
 

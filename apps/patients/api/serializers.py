@@ -7,9 +7,11 @@ from rest_framework import serializers
 
 from apps.core.fields import StrictUUIDField, TenantRelatedField
 from apps.core.serializers import StrictSerializer
+from apps.journeys.api.serializers import JourneySerializer
 from apps.patients import selectors
 from apps.patients.models import (
     SETTABLE_STATUSES,
+    Activity,
     ContactMethod,
     Gender,
     LeadSource,
@@ -25,6 +27,7 @@ MAX_FILTERS_LENGTH = 4000
 MAX_BULK_IDS = 500
 MAX_BULK_TAGS = 20
 EXPORT_ROW_CAP = 10_000
+EMBED_JOURNEYS_LIMIT = 50
 
 
 # --- patient payload ---------------------------------------------------------------------------------------------
@@ -225,9 +228,14 @@ class PatientSerializer(serializers.ModelSerializer):
 
 class ActivitySerializer(serializers.Serializer):
     id = serializers.UUIDField()
-    kind = serializers.CharField()
-    summary = serializers.CharField()
-    data = serializers.DictField()
+    kind = serializers.ChoiceField(
+        choices=Activity.Kind.choices,
+        help_text="What happened. journey_* entries carry journeyId, treatmentId/Name, pipelineId, stageId/Name and "
+        "status (stage changes also fromStageId/Name); task_* entries taskId, journeyId, priority, dueAt, assigneeId; "
+        "call and message entries channel, outcome and attempt.",
+    )
+    summary = serializers.CharField(help_text="A note's body, an archive or lost reason; else empty.")
+    data = serializers.DictField(help_text="Ids and names only, never text a user typed.")
     actor_user_id = serializers.UUIDField(source="actor_id", allow_null=True)
     created_at = serializers.DateTimeField()
 
@@ -279,11 +287,13 @@ class ConsentHistorySerializer(MarketingSummarySerializer):
 
 
 class PatientDetailSerializer(PatientSerializer):
-    """Patient plus what embed asks for. journeys, touches and deposits are empty lists and pms and referral null
-    until those areas exist; the keys appear only when embedded."""
+    """Patient plus what embed asks for. touches and deposits are empty lists and pms and referral null until those
+    areas exist; the keys appear only when embedded."""
 
     timeline = TimelinePageSerializer(required=False)
-    journeys = serializers.ListField(child=serializers.DictField(), required=False)
+    journeys = JourneySerializer(
+        many=True, required=False, help_text=f"The patient's journeys, newest first (at most {EMBED_JOURNEYS_LIMIT})."
+    )
     touches = serializers.ListField(child=serializers.DictField(), required=False)
     pms = serializers.DictField(required=False, allow_null=True)
     deposits = serializers.ListField(child=serializers.DictField(), required=False)
@@ -620,6 +630,15 @@ class ContactAttemptSerializer(StrictSerializer):
 
     class Meta:
         ref_name = "ContactAttempt"
+
+
+class NoteCreateSerializer(StrictSerializer):
+    body = serializers.CharField(
+        min_length=1, max_length=10000, help_text="The note; shown on the timeline as the entry's summary."
+    )
+
+    class Meta:
+        ref_name = "NoteCreate"
 
 
 class ErasureResultSerializer(serializers.Serializer):

@@ -15,6 +15,7 @@ urlpatterns = [
     path("patients/<uuid_param:id>/merge", views.PatientMergeView.as_view()),
     path("patients/<uuid_param:id>/contact-attempts", views.PatientContactAttemptView.as_view()),
     path("patients/<uuid_param:id>/timeline", views.PatientTimelineView.as_view()),
+    path("patients/<uuid_param:id>/notes", views.PatientNoteView.as_view()),
     path("patients/<uuid_param:id>/marketing-consent", views.MarketingConsentView.as_view()),
     path("tags", views.TagListView.as_view()),
     path("tags/<uuid_param:id>", views.TagView.as_view()),

@@ -19,6 +19,8 @@ from apps.core.naming import to_snake
 from apps.core.pagination import NewestFirstCursorPagination
 from apps.core.renderers import CamelCaseJSONRenderer
 from apps.core.views import BaseApiView
+from apps.journeys import selectors as journey_selectors
+from apps.journeys.api.serializers import JourneySerializer
 from apps.patients import selectors, services
 from apps.patients.api import serializers as s
 from apps.patients.errors import ExportTooLarge
@@ -191,6 +193,8 @@ class PatientView(PatientsView):
         parameters=[s.PatientDetailQuerySerializer],
         responses={200: s.PatientDetailSerializer},
         summary="Read one patient, optionally with timeline, journeys, touches, pms, deposits, referral, marketing",
+        description="embed=timeline folds in the first timeline page (newest first, 20 entries, nextCursor for "
+        "GET /patients/{id}/timeline); embed=journeys the patient's journeys, newest first, at most 50.",
     )
     def get(self, request, id):
         query = self.parse_query(s.PatientDetailQuerySerializer)
@@ -210,10 +214,15 @@ class PatientView(PatientsView):
                 "items": s.ActivitySerializer(page, many=True).data,
                 "next_cursor": paginator.get_next_cursor_token(),
             }
+        if name == "journeys":
+            journeys = journey_selectors.journeys_of_patient(
+                organization=self.organization, patient_id=patient.id, limit=s.EMBED_JOURNEYS_LIMIT
+            )
+            return JourneySerializer(journeys, many=True).data
         if name == "marketing":
             return _marketing_summary(self.organization, patient)
-        # Areas not built yet: journeys, touches and deposits answer empty lists; pms and referral null.
-        return [] if name in ("journeys", "touches", "deposits") else None
+        # Areas not built yet: touches and deposits answer empty lists; pms and referral null.
+        return [] if name in ("touches", "deposits") else None
 
     @extend_schema(
         tags=TAGS,
@@ -327,6 +336,26 @@ class PatientContactAttemptView(PatientActionView):
             organization=self.organization, user=request.user, patient=self.patient(id), **body.validated_data
         )
         return self.respond(patient)
+
+
+class PatientNoteView(PatientActionView):
+    permission = "patient:update"
+
+    @extend_schema(
+        tags=TAGS,
+        request=s.NoteCreateSerializer,
+        responses={201: s.ActivitySerializer},
+        summary="Add a note to a patient's timeline",
+        description="The note is a timeline entry of kind note with the body as its summary; a merged record "
+        "answers 409 PATIENT_MERGED. No event is recorded (the patient record itself does not change).",
+    )
+    def post(self, request, id):
+        patient = self.patient(id)
+        body = self.parse_body(s.NoteCreateSerializer)
+        entry = services.patient_note_add(
+            organization=self.organization, user=request.user, patient=patient, body=body.validated_data["body"]
+        )
+        return Response(s.ActivitySerializer(entry).data, status=201)
 
 
 class PatientTimelineView(PatientActionView):

@@ -5,6 +5,7 @@ from rest_framework import serializers
 
 from apps.core.fields import StrictUUIDField, TenantRelatedField
 from apps.core.serializers import StrictSerializer
+from apps.journeys.models import Journey
 from apps.patients.models import Patient
 from apps.tasks.models import Priority, TaskStatus
 from apps.tasks.selectors import VIEWS
@@ -50,6 +51,14 @@ class TaskWriteSerializer(StrictSerializer):
         help_text="The user id of a member of the practice (GET /organization/members). Defaults to the creator.",
     )
     patient_id = TenantRelatedField(Patient, required=False, allow_null=True, source="patient")
+    journey_id = TenantRelatedField(
+        Journey,
+        required=False,
+        allow_null=True,
+        source="journey",
+        help_text="A journey of the task's patient. Without patientId the task takes the journey's patient; a "
+        "journey of another patient than patientId is 400. null unlinks.",
+    )
 
     def validate_title(self, value):
         if not value.strip():
@@ -78,6 +87,7 @@ class TaskSerializer(serializers.Serializer):
     cancelled_at = serializers.DateTimeField(allow_null=True)
     assignee_id = serializers.UUIDField(allow_null=True)
     patient_id = serializers.UUIDField(allow_null=True)
+    journey_id = serializers.UUIDField(allow_null=True)
     created_by_id = serializers.UUIDField(allow_null=True)
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
@@ -105,6 +115,7 @@ class TaskListQuerySerializer(StrictSerializer):
     )
     assignee_id = StrictUUIDField(required=False)
     patient_id = StrictUUIDField(required=False)
+    journey_id = StrictUUIDField(required=False)
     status = serializers.ChoiceField(choices=TaskStatus.choices, required=False)
     priority = serializers.ChoiceField(choices=Priority.choices, required=False)
     due_before = AwareDateTimeField(required=False, help_text="Due strictly before this instant.")

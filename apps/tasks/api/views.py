@@ -28,6 +28,7 @@ LIST_PARAMETERS = [
     ),
     _query("assigneeId", OpenApiTypes.UUID, "Tasks assigned to this member (user id)."),
     _query("patientId", OpenApiTypes.UUID, "Tasks about this patient."),
+    _query("journeyId", OpenApiTypes.UUID, "Tasks linked to this journey."),
     _query("status", enum=["open", "completed", "cancelled"]),
     _query("priority", enum=["low", "normal", "high", "urgent"]),
     _query("dueBefore", OpenApiTypes.DATETIME, "Due strictly before this instant (with an offset)."),
@@ -71,6 +72,7 @@ class TaskListView(TasksView):
                 view=data["view"],
                 assignee_id=data.get("assignee_id"),
                 patient_id=data.get("patient_id"),
+                journey_id=data.get("journey_id"),
                 status=data.get("status"),
                 priority=data.get("priority"),
                 due_before=data.get("due_before"),
@@ -87,8 +89,11 @@ class TaskListView(TasksView):
         request=s.TaskCreateSerializer,
         responses={201: s.TaskSerializer},
         summary="Create a task (title required; assigned to the creator unless assigneeId is given)",
-        description="assigneeId must be a member of the practice and patientId a patient of the practice (400 "
-        "otherwise); a merged patient answers 409 PATIENT_MERGED.",
+        description="assigneeId must be a member of the practice, patientId a patient and journeyId a journey of "
+        "the practice (400 otherwise). With journeyId and no patientId the task takes the journey's patient; a "
+        "journey of another patient than patientId is 400. A merged patient answers 409 PATIENT_MERGED. A task "
+        "about a patient writes task_created (and later task_completed / task_cancelled / task_reopened) on the "
+        "patient's timeline.",
     )
     def post(self, request):
         body = self.parse_body(s.TaskCreateSerializer)
@@ -109,6 +114,9 @@ class TaskView(TasksView):
         request=s.TaskUpdateSerializer,
         responses={200: s.TaskSerializer},
         summary="Update any subset of a task's fields (status moves through complete / reopen / cancel)",
+        description="A task linked to a journey stays about the journey's patient: a new journeyId alone moves the "
+        "task to that journey's patient; a patientId that is not the journey's patient is 400 (change or clear "
+        "journeyId with it).",
     )
     def patch(self, request, id):
         task = self.task(id)
