@@ -62,6 +62,8 @@ class Organization(models.Model):
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.PRACTICE)
     country = models.CharField(max_length=2, blank=True, help_text="ISO 3166-1 alpha-2")
     region = models.CharField(max_length=2, choices=[("eu", "EU"), ("us", "US")], default="eu")
+    # IANA name: "today", the calendar's days and working hours are reckoned in it.
+    timezone = models.CharField(max_length=64, default="UTC")
     clinical_workspace_available = models.BooleanField(default=False)
     pms_native_writes_enabled = models.BooleanField(default=False)
     pms_system_of_record = models.CharField(max_length=32, default="external")

@@ -50,6 +50,7 @@ class TreatmentSerializer(serializers.Serializer):
         max_digits=12, decimal_places=2, help_text='Decimal string, e.g. "3500.00".'
     )
     currency = serializers.CharField(help_text="ISO 4217")
+    duration_minutes = serializers.IntegerField(help_text="Usual appointment length; scheduling offers slots of it.")
     active = serializers.BooleanField()
     builtin = serializers.BooleanField(source="is_builtin", help_text="The practice's General enquiry.")
     created_at = serializers.DateTimeField()
@@ -66,6 +67,9 @@ class TreatmentWriteSerializer(StrictSerializer):
         max_digits=12, decimal_places=2, min_value=Decimal("0"), required=False, help_text="≥ 0, two decimals."
     )
     currency = CurrencyField(required=False, help_text="ISO 4217; EUR when left out.")
+    duration_minutes = serializers.IntegerField(
+        min_value=5, max_value=720, required=False, help_text="5 to 720 minutes; 30 when left out."
+    )
     active = serializers.BooleanField(required=False)
 
     class Meta:

@@ -1,0 +1,355 @@
+"""Appointments, calendar and scheduling routes: thin views that parse, call one selector or service, and render."""
+
+from datetime import timedelta
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.response import Response
+
+from apps.appointments import selectors, services
+from apps.appointments.api import serializers as s
+from apps.core.errors import NotFound, ValidationFailed
+from apps.core.renderers import CamelCaseJSONRenderer
+from apps.core.views import BaseApiView
+from apps.journeys.models import Treatment
+from apps.patients.models import Practitioner
+from apps.tasks.selectors import practice_timezone
+
+APPOINTMENTS = ["appointments"]
+CALENDAR = ["calendar"]
+SCHEDULING = ["scheduling"]
+
+
+def _query(name: str, type=OpenApiTypes.STR, description: str = "", **kwargs) -> OpenApiParameter:
+    return OpenApiParameter(name, type, OpenApiParameter.QUERY, description=description, **kwargs)
+
+
+class AppointmentsView(BaseApiView):
+    scope_area = "appointments"
+    renderer_classes = [CamelCaseJSONRenderer]
+
+    def appointment(self, id):
+        appointment = selectors.appointment_get(organization=self.organization, appointment_id=id)
+        if appointment is None:
+            raise NotFound("No such appointment.")
+        return appointment
+
+    def render(self, appointment, status: int = 200) -> Response:
+        """The appointment as stored, with its related names (one read after the write)."""
+        fresh = selectors.appointment_get(organization=self.organization, appointment_id=appointment.id)
+        return Response(s.AppointmentSerializer(fresh).data, status=status)
+
+
+class AppointmentListView(AppointmentsView):
+    permission = {"GET": "appointment:read", "POST": "appointment:create"}
+    error_statuses = ("409",)
+
+    @extend_schema(
+        tags=APPOINTMENTS,
+        operation_id="appointments_list",
+        parameters=[
+            _query("patientId", OpenApiTypes.UUID),
+            _query("practitionerId", OpenApiTypes.UUID),
+            _query("locationId", OpenApiTypes.UUID),
+            _query("status", enum=list(s.AppointmentStatus.values)),
+            _query("startsAfter", OpenApiTypes.DATETIME, "Starting at or after this instant (with an offset)."),
+            _query("startsBefore", OpenApiTypes.DATETIME, "Starting before this instant (with an offset)."),
+            _query("limit", OpenApiTypes.INT, "1 to 100.", default=25),
+            _query("offset", OpenApiTypes.INT, "0 to 1000000.", default=0),
+        ],
+        responses={200: s.AppointmentPageSerializer},
+        summary="List appointments: filters by patient, practitioner, location, status and start; offset paging",
+        description="Ordered by start time, then id. Cancelled appointments are included unless status filters them.",
+    )
+    def get(self, request):
+        data = self.parse_query(s.AppointmentListQuerySerializer).validated_data
+        rows, total = selectors.appointment_page(
+            organization=self.organization,
+            query=selectors.AppointmentQuery(
+                patient_id=data.get("patient_id"),
+                practitioner_id=data.get("practitioner_id"),
+                location_id=data.get("location_id"),
+                status=data.get("status"),
+                starts_after=data.get("starts_after"),
+                starts_before=data.get("starts_before"),
+            ),
+            limit=data["limit"],
+            offset=data["offset"],
+        )
+        items = s.AppointmentSerializer(rows, many=True).data
+        return Response({"items": items, "total": total, "limit": data["limit"], "offset": data["offset"]})
+
+    @extend_schema(
+        tags=APPOINTMENTS,
+        request=s.AppointmentCreateSerializer,
+        responses={201: s.AppointmentSerializer},
+        summary="Book an appointment (409 APPOINTMENT_CONFLICT when the practitioner is already booked)",
+        description="patientId, practitionerId, startsAt and endsAt (with offsets; at most 12 hours long) are "
+        "required. Ids must name records of the practice (400 otherwise; archived practitioners, locations and "
+        "patients are refused). A practitioner cannot hold two overlapping appointments that keep time (booked, "
+        "confirmed, arrived, completed): the clash answers 409 APPOINTMENT_CONFLICT with "
+        "details.conflictingAppointmentId. A merged patient answers 409 PATIENT_MERGED. Without treatmentId, a "
+        "journeyId gives its treatment.",
+    )
+    def post(self, request):
+        body = self.parse_body(s.AppointmentCreateSerializer)
+        appointment = services.appointment_create(
+            organization=self.organization, user=request.user, data=body.validated_data
+        )
+        return self.render(appointment, status=201)
+
+
+class AppointmentView(AppointmentsView):
+    permission = {"GET": "appointment:read", "PATCH": "appointment:update"}
+    error_statuses = ("409",)
+
+    @extend_schema(tags=APPOINTMENTS, responses={200: s.AppointmentSerializer}, summary="Read one appointment")
+    def get(self, request, id):
+        return Response(s.AppointmentSerializer(self.appointment(id)).data)
+
+    @extend_schema(
+        tags=APPOINTMENTS,
+        request=s.AppointmentUpdateSerializer,
+        responses={200: s.AppointmentSerializer},
+        summary="Update an open appointment's details (times move through reschedule)",
+        description="Any subset of practitionerId, locationId, treatmentId, journeyId, appointmentType, notes. "
+        "A completed, no-show or cancelled appointment answers 409 APPOINTMENT_CLOSED; another practitioner who is "
+        "busy then answers 409 APPOINTMENT_CONFLICT.",
+    )
+    def patch(self, request, id):
+        appointment = self.appointment(id)
+        body = self.parse_body(s.AppointmentUpdateSerializer)
+        appointment = services.appointment_update(
+            organization=self.organization, user=request.user, appointment_id=appointment.id, data=body.validated_data
+        )
+        return self.render(appointment)
+
+
+class AppointmentRescheduleView(AppointmentsView):
+    permission = "appointment:update"
+    error_statuses = ("409",)
+
+    @extend_schema(
+        tags=APPOINTMENTS,
+        request=s.AppointmentRescheduleSerializer,
+        responses={200: s.AppointmentSerializer},
+        summary="Reschedule: new start and end, optionally another practitioner or location",
+        description="Emits appointment.rescheduled with the previous times. A confirmed appointment goes back to "
+        "booked (the new time is not confirmed yet). 409 APPOINTMENT_CONFLICT on a clash; 409 APPOINTMENT_CLOSED "
+        "once the patient arrived or the appointment is completed, a no-show or cancelled.",
+    )
+    def post(self, request, id):
+        appointment = self.appointment(id)
+        body = self.parse_body(s.AppointmentRescheduleSerializer)
+        appointment = services.appointment_reschedule(
+            organization=self.organization, user=request.user, appointment_id=appointment.id, data=body.validated_data
+        )
+        return self.render(appointment)
+
+
+class AppointmentStatusView(AppointmentsView):
+    permission = "appointment:update"
+    error_statuses = ("409",)
+
+    @extend_schema(
+        tags=APPOINTMENTS,
+        request=s.AppointmentStatusSerializer,
+        responses={200: s.AppointmentSerializer},
+        summary="Move the appointment along the day: booked ⇄ confirmed → arrived → completed, or no_show",
+        description="Allowed moves: booked → confirmed, arrived, no_show; confirmed → booked, arrived, no_show; "
+        "arrived → completed, confirmed; no_show → booked (a mistake undone, when the time is still free). "
+        "Sending the current status changes nothing. Others answer 409 APPOINTMENT_TRANSITION_NOT_ALLOWED with "
+        "details.allowed.",
+    )
+    def post(self, request, id):
+        appointment = self.appointment(id)
+        body = self.parse_body(s.AppointmentStatusSerializer)
+        appointment = services.appointment_set_status(
+            organization=self.organization,
+            user=request.user,
+            appointment_id=appointment.id,
+            status=body.validated_data["status"],
+        )
+        return self.render(appointment)
+
+
+class AppointmentCancelView(AppointmentsView):
+    permission = "appointment:update"
+    error_statuses = ("409",)
+
+    @extend_schema(
+        tags=APPOINTMENTS,
+        request=s.AppointmentCancelSerializer,
+        responses={200: s.AppointmentSerializer},
+        summary="Cancel an appointment (frees the practitioner's time; repeating is harmless)",
+        description="Body {reason?}. A completed or no-show appointment answers 409 "
+        "APPOINTMENT_TRANSITION_NOT_ALLOWED.",
+    )
+    def post(self, request, id):
+        appointment = self.appointment(id)
+        body = self.parse_body(s.AppointmentCancelSerializer)
+        appointment = services.appointment_cancel(
+            organization=self.organization,
+            user=request.user,
+            appointment_id=appointment.id,
+            reason=body.validated_data.get("reason", ""),
+        )
+        return self.render(appointment)
+
+
+class CalendarView(AppointmentsView):
+    permission = "appointment:read"
+
+    @extend_schema(
+        tags=CALENDAR,
+        operation_id="calendar_read",
+        parameters=[
+            _query("start", OpenApiTypes.DATETIME, "Range start (inclusive), with an offset.", required=True),
+            _query("end", OpenApiTypes.DATETIME, "Range end (exclusive), at most 42 days after start.", required=True),
+            _query("practitionerIds", description="Comma-separated practitioner ids (at most 50)."),
+            _query("locationIds", description="Comma-separated location ids (at most 50)."),
+            _query("includeCancelled", OpenApiTypes.BOOL, default=False),
+        ],
+        responses={200: s.CalendarSerializer},
+        summary="The diary: appointments overlapping a time range, by practitioner and location",
+        description="Every appointment that overlaps [start, end), soonest first; cancelled ones only with "
+        "includeCancelled=true. The practice's timezone is returned for display.",
+    )
+    def get(self, request):
+        data = self.parse_query(s.CalendarQuerySerializer).validated_data
+        rows = selectors.appointments_between(
+            organization=self.organization,
+            start=data["range_start"],
+            end=data["range_end"],
+            practitioner_ids=data.get("practitioner_ids"),
+            location_ids=data.get("location_ids"),
+            include_cancelled=data["include_cancelled"],
+        )
+        # Through CalendarSerializer so start and end are written like every other instant of the API.
+        return Response(
+            s.CalendarSerializer(
+                {
+                    "start": data["range_start"],
+                    "end": data["range_end"],
+                    "timezone": str(practice_timezone(self.organization)),
+                    "items": rows,
+                }
+            ).data
+        )
+
+
+class AvailabilityView(AppointmentsView):
+    permission = "appointment:read"
+
+    @extend_schema(
+        tags=SCHEDULING,
+        operation_id="scheduling_availability",
+        parameters=[
+            _query("startDate", OpenApiTypes.DATE, "First day (practice local date).", required=True),
+            _query("endDate", OpenApiTypes.DATE, "Last day, inclusive; at most 31 days.", required=True),
+            _query("treatmentId", OpenApiTypes.UUID, "Slots as long as the treatment's durationMinutes."),
+            _query("durationMinutes", OpenApiTypes.INT, "5 to 720; instead of treatmentId."),
+            _query("stepMinutes", OpenApiTypes.INT, "Slot start spacing, 5 to 120.", default=15),
+            _query("practitionerIds", description="Comma-separated practitioner ids (at most 50)."),
+            _query("locationId", OpenApiTypes.UUID),
+            _query("limit", OpenApiTypes.INT, "1 to 500.", default=200),
+        ],
+        responses={200: s.AvailabilitySerializer},
+        summary="Free slots for a treatment's duration within practitioners' working hours",
+        description="Slots start every stepMinutes inside each practitioner's working hours (practice local time), "
+        "never in the past, and never overlap an appointment that holds time. Send exactly one of treatmentId or "
+        "durationMinutes. Archived practitioners offer no slots.",
+    )
+    def get(self, request):
+        data = self.parse_query(s.AvailabilityQuerySerializer).validated_data
+        minutes = data.get("duration_minutes")
+        if minutes is None:
+            treatment = Treatment.objects.for_org(self.organization).filter(id=data["treatment_id"]).first()
+            if treatment is None:
+                raise ValidationFailed.for_field("treatmentId", "does not exist in this practice")
+            minutes = treatment.duration_minutes
+        slots = selectors.availability(
+            organization=self.organization,
+            first_day=data["first_day"],
+            last_day=data["last_day"],
+            duration=timedelta(minutes=minutes),
+            step=timedelta(minutes=data["step_minutes"]),
+            practitioner_ids=data.get("practitioner_ids"),
+            location_id=data.get("location_id"),
+            limit=data["limit"],
+        )
+        return Response(
+            {
+                "timezone": str(practice_timezone(self.organization)),
+                "duration_minutes": minutes,
+                "items": s.SlotSerializer(slots, many=True).data,
+            }
+        )
+
+
+class WorkingHoursView(AppointmentsView):
+    permission = {"GET": "appointment:read", "PUT": "settings:update"}
+
+    def practitioner(self, id) -> Practitioner:
+        return self.get_tenant_object(Practitioner, id)
+
+    def render_hours(self, practitioner, rows) -> Response:
+        return Response(
+            {
+                "practitioner_id": practitioner.id,
+                "timezone": str(practice_timezone(self.organization)),
+                "intervals": s.WorkingHoursRowSerializer(rows, many=True).data,
+            }
+        )
+
+    @extend_schema(
+        tags=SCHEDULING,
+        responses={200: s.WorkingHoursSerializer},
+        summary="A practitioner's regular week of working hours",
+    )
+    def get(self, request, id):
+        practitioner = self.practitioner(id)
+        rows = selectors.working_hours_of(organization=self.organization, practitioner_id=practitioner.id)
+        return self.render_hours(practitioner, rows)
+
+    @extend_schema(
+        tags=SCHEDULING,
+        request=s.WorkingHoursWriteSerializer,
+        responses={200: s.WorkingHoursSerializer},
+        summary="Replace a practitioner's working week (settings:update)",
+        description="intervals: up to 50 of {weekday 0 to 6 (Monday = 0), startTime, endTime, locationId?} in the "
+        "practice's local time; intervals of one weekday may not overlap. An empty list clears the week.",
+    )
+    def put(self, request, id):
+        practitioner = self.practitioner(id)
+        body = self.parse_body(s.WorkingHoursWriteSerializer)
+        rows = services.working_hours_replace(
+            organization=self.organization, practitioner=practitioner, intervals=body.validated_data["intervals"]
+        )
+        return self.render_hours(practitioner, rows)
+
+
+class SchedulingSettingsView(BaseApiView):
+    scope_area = "settings"
+    renderer_classes = [CamelCaseJSONRenderer]
+    permission = {"GET": "settings:read", "PATCH": "settings:update"}
+
+    def render_settings(self) -> Response:
+        return Response({"timezone": str(practice_timezone(self.organization))})
+
+    @extend_schema(
+        tags=["settings"], responses={200: s.SchedulingSettingsSerializer}, summary="The practice's timezone"
+    )
+    def get(self, request):
+        return self.render_settings()
+
+    @extend_schema(
+        tags=["settings"],
+        request=s.SchedulingSettingsSerializer,
+        responses={200: s.SchedulingSettingsSerializer},
+        summary="Set the practice's timezone (IANA name): today, the diary's days and working hours follow it",
+    )
+    def patch(self, request):
+        body = self.parse_body(s.SchedulingSettingsSerializer)
+        services.practice_timezone_set(organization=self.organization, name=body.validated_data["timezone"])
+        return self.render_settings()

@@ -1,0 +1,14 @@
+from django.apps import AppConfig
+
+
+class AppointmentsConfig(AppConfig):
+    name = "apps.appointments"
+    label = "appointments"
+    verbose_name = "Appointments and scheduling"
+
+    def ready(self):
+        from apps.appointments import services
+        from apps.patients import hooks
+
+        hooks.on_erase(services.appointments_erase_for_patients)
+        hooks.on_merge(services.appointments_repoint_to_survivor)
