@@ -17,7 +17,8 @@ postgres://postgres@127.0.0.1:5432/practice_crm_bench (BENCH_DATABASE_URL overri
 PostgreSQL and Redis must answer (make bench runs scripts/ensure-services.sh first).
 
 The outbound-webhook benchmark is a separate subcommand: python -m bench webhooks --help. So is the MCP server's
-overhead over the REST request it runs: python -m bench mcp --help."""
+overhead over the REST request it runs: python -m bench mcp --help. So are the CRM reads of issue 8 (journeys board,
+Today, calendar, my tasks): python -m bench crm --help."""
 
 
 def _env_int(name: str, default: int) -> int:
@@ -73,6 +74,10 @@ def main(argv=None) -> int:
         from bench.mcp.run import main as mcp_main
 
         return mcp_main(argv[1:])
+    if argv[:1] == ["crm"]:  # python -m bench crm … (make bench BENCH_ARGS=crm)
+        from bench.crm.run import main as crm_main
+
+        return crm_main(argv[1:])
     args = parse_args(argv)
     started_at = datetime.datetime.now(datetime.UTC)
     t_start = time.monotonic()

@@ -457,9 +457,9 @@ def seed(url: str, *, patients: int, others: int, other_patients: int, log, work
                 """
                 INSERT INTO accounts_organization (id, name, kind, country, region, clinical_workspace_available,
                     pms_native_writes_enabled, pms_system_of_record, pms_authority_generation, access_generation,
-                    created_at, updated_at)
+                    timezone, created_at, updated_at)
                 SELECT org_id, 'Studio Dentistico ' || city || ' ' || idx, 'practice', 'IT', 'eu', false, false,
-                       'external', 0, 0, now(), now()
+                       'external', 0, 0, 'Europe/Rome', now(), now()
                 FROM bench_org WHERE idx > 0;
                 INSERT INTO accounts_user (id, password, last_login, is_superuser, email, name, is_active, is_staff,
                     created_at, updated_at)

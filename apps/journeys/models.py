@@ -21,6 +21,8 @@ class Treatment(TenantModel):
     default_value = models.DecimalField(max_digits=12, decimal_places=2, default=Decimal("0"))
     currency = models.CharField(max_length=3, default="EUR", help_text="ISO 4217")
     active = models.BooleanField(default=True)
+    # How long an appointment for it usually takes: scheduling offers slots of this length.
+    duration_minutes = models.PositiveSmallIntegerField(default=30)
     # The practice's "General enquiry": seeded once, never archived (journeys without a specific treatment use it).
     is_builtin = models.BooleanField(default=False)
 
@@ -31,6 +33,10 @@ class Treatment(TenantModel):
                 fields=["organization"], condition=Q(is_builtin=True), name="journeys_treatment_one_builtin"
             ),
             models.CheckConstraint(condition=Q(default_value__gte=0), name="journeys_treatment_value_not_negative"),
+            models.CheckConstraint(
+                condition=Q(duration_minutes__gte=5, duration_minutes__lte=720),
+                name="journeys_treatment_duration_range",
+            ),
         ]
         indexes = [models.Index(F("organization"), Lower("name"), F("id"), name="journeys_treat_name_idx")]
 
@@ -147,6 +153,22 @@ class Journey(TenantModel):
         indexes = [
             models.Index(F("organization"), F("created_at").desc(), F("id").desc(), name="journeys_org_created_idx"),
             models.Index(fields=["organization", "pipeline", "stage", "status"], name="journeys_board_idx"),
+            # A board column's most recently moved journeys: read in index order, stopping at the column's size.
+            models.Index(
+                F("organization"),
+                F("stage"),
+                F("stage_entered_at").desc(),
+                F("id").desc(),
+                name="journeys_stage_recent_idx",
+            ),
+            # Journeys needing action: the open ones, longest in their stage first.
+            models.Index(
+                F("organization"),
+                F("stage_entered_at"),
+                F("id"),
+                condition=Q(status="open"),
+                name="journeys_open_waiting_idx",
+            ),
             models.Index(fields=["organization", "patient"], name="journeys_patient_idx"),
             models.Index(fields=["organization", "assignee", "status"], name="journeys_assignee_idx"),
         ]

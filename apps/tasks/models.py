@@ -1,4 +1,4 @@
-"""Tasks: a to-do for a member of the practice, optionally about a patient."""
+"""Tasks: a to-do for a member of the practice, optionally about a patient and one of their journeys."""
 
 from django.conf import settings
 from django.db import models
@@ -36,12 +36,20 @@ class Task(TenantModel):
     )
     # Erasure and merge reach tasks through the patients area's hooks (apps.tasks.apps); the cascade is a backstop.
     patient = models.ForeignKey("patients.Patient", on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    # A journey of the task's patient (the services keep them in step); a deleted journey leaves the task unlinked.
+    journey = models.ForeignKey("journeys.Journey", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
 
     class Meta:
         indexes = [
             models.Index(fields=["organization", "status", "due_at", "created_at"], name="tasks_org_status_due_idx"),
             models.Index(fields=["organization", "assignee", "status", "due_at"], name="tasks_org_assignee_idx"),
             models.Index(fields=["organization", "patient"], name="tasks_org_patient_idx"),
+            # The list's order (due_at ASC NULLS LAST, created_at, id), whole practice and per assignee: a page is
+            # read in index order instead of sorting every task.
+            models.Index(fields=["organization", "due_at", "created_at", "id"], name="tasks_org_order_idx"),
+            models.Index(
+                fields=["organization", "assignee", "due_at", "created_at", "id"], name="tasks_org_assignee_order_idx"
+            ),
         ]
 
     def __str__(self) -> str:
