@@ -17,6 +17,8 @@ urlpatterns = [
     path("", include("apps.webhooks.api.urls")),
     path("", include("apps.partners.api.urls")),
     path("", include("apps.tasks.api.urls")),
+    path("", include("apps.today.api.urls")),
+    path("", include("apps.appointments.api.urls")),
     path("", include("apps.oauth.urls")),
     path("", include("apps.oauth.api.urls")),
     path("", include("apps.mcp.urls")),

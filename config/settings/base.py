@@ -84,6 +84,8 @@ INSTALLED_APPS = [
     "apps.webhooks",
     "apps.partners",
     "apps.tasks",
+    "apps.today",
+    "apps.appointments",
     "oauth2_provider",
     "apps.oauth",
     "apps.mcp",
@@ -99,6 +101,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django_otp.middleware.OTPMiddleware",
+    "apps.core.middleware.BrowserSessionSurfaceMiddleware",  # after the session user is known
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -135,7 +138,11 @@ DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = 3
 # this much. pg_trgm's default of 0.6 misses a single typo in a short name; 0.3 lets common trigrams (".com",
 # frequent name parts) match thousands of rows. 0.4 keeps one typo per word and stays selective (docs/benchmarks.md).
 SVC_SEARCH_WORD_SIMILARITY = 0.4
-DATABASES["default"]["OPTIONS"]["options"] = f"-c pg_trgm.word_similarity_threshold={SVC_SEARCH_WORD_SIMILARITY}"
+# JIT off: the API's queries are short OLTP reads whose cost estimates (aggregates over a practice's rows) cross
+# jit_above_cost, and compiling then takes longer than the query (bench crm: 183 of 419 ms of one Today query).
+DATABASES["default"]["OPTIONS"]["options"] = (
+    f"-c pg_trgm.word_similarity_threshold={SVC_SEARCH_WORD_SIMILARITY} -c jit=off"
+)
 # Under ASGI every request runs in its own thread context, so persistent connections (CONN_MAX_AGE) are never
 # reused: a connection pool (psycopg_pool, Django's built-in support) saves a new backend per request.
 if env_bool("SVC_DB_POOL", True):
@@ -264,6 +271,8 @@ SPECTACULAR_SETTINGS = {
         "MemberRoleEnum": "apps.accounts.roles.ROLE_CHOICES",
         "WorkspaceEnum": "apps.accounts.roles.WORKSPACE_CHOICES",
         "PatientStatusEnum": "apps.patients.models.Status",
+        "AppointmentStatusEnum": "apps.appointments.models.AppointmentStatus",
+        "AppointmentSettableStatusEnum": "apps.appointments.api.serializers.SETTABLE_STATUSES",
         "ContactMethodEnum": "apps.patients.models.ContactMethod",
         "ConsentChannelEnum": "apps.patients.models.MarketingConsent.Channel",
         "ConsentStatusEnum": "apps.patients.models.MarketingConsent.State",
@@ -332,6 +341,7 @@ SVC_SIGN_UP_RATE = "10/m"  # per client address
 SVC_SENSITIVE_USER_BUCKET = (20, 0.2)  # 20 at once, then one every 5 s
 SVC_SENSITIVE_ADDRESS_BUCKET = (60, 1.0)
 SVC_PUBLIC_ACCOUNT_RATE = "300/m"  # invitation preview/answer per client address (public abuse screen)
+SVC_LIVE_HANDSHAKE_BUCKET = (300, 5.0)  # GET /today/ws handshakes per user
 RATELIMIT_USE_CACHE = "default"
 RATELIMIT_FAIL_OPEN = False
 
