@@ -40,15 +40,31 @@ def pipeline_get(*, organization, pipeline_id) -> Pipeline | None:
 
 
 JOURNEY_RELATED = ("treatment", "stage", "patient")
+# What a journey row shows of its relations (JourneySerializer): the patient table is wide (address, notes, search
+# columns), and loading whole rows for a board or a list costs more than the query.
+JOURNEY_ROW = (
+    *(field.name for field in Journey._meta.concrete_fields),
+    "patient__first_name",
+    "patient__last_name",
+    "treatment__name",
+    "stage__name",
+    "stage__kind",
+    "stage__archived_at",
+)
+
+
+def journey_rows(queryset):
+    """The queryset with just what a journey row renders of its patient, treatment and stage, in one query."""
+    return queryset.select_related(*JOURNEY_RELATED).only(*JOURNEY_ROW)
 
 
 def journey_get(*, organization, journey_id) -> Journey | None:
-    return Journey.objects.for_org(organization).select_related(*JOURNEY_RELATED).filter(id=journey_id).first()
+    return journey_rows(Journey.objects.for_org(organization)).filter(id=journey_id).first()
 
 
 def journeys_of_patient(*, organization, patient_id, limit: int) -> list[Journey]:
     """The patient's journeys, newest first, at most `limit`, with what the journey serializer renders (one query)."""
-    rows = Journey.objects.for_org(organization).filter(patient_id=patient_id).select_related(*JOURNEY_RELATED)
+    rows = journey_rows(Journey.objects.for_org(organization).filter(patient_id=patient_id))
     return list(rows.order_by("-created_at", "-id")[:limit])
 
 
@@ -79,7 +95,7 @@ def journey_page(*, organization, filters: dict, limit: int, offset: int):
     """(rows, total), newest first."""
     rows = journey_filter(organization=organization, filters=filters)
     total = rows.count()
-    page = rows.select_related(*JOURNEY_RELATED).order_by("-created_at", "-id")[offset : offset + limit]
+    page = journey_rows(rows).order_by("-created_at", "-id")[offset : offset + limit]
     return list(page), total
 
 
@@ -101,11 +117,7 @@ def journey_board(*, organization, pipeline: Pipeline, filters: dict, per_stage:
         found = totals.get(stage.id) or {"count": 0, "value_sum": None}
         items = []
         if found["count"] and per_stage:
-            items = list(
-                rows.filter(stage=stage)
-                .select_related(*JOURNEY_RELATED)
-                .order_by("-stage_entered_at", "-id")[:per_stage]
-            )
+            items = list(journey_rows(rows.filter(stage=stage)).order_by("-stage_entered_at", "-id")[:per_stage])
         columns.append(
             {"stage": stage, "count": found["count"], "value_sum": found["value_sum"] or Decimal("0"), "items": items}
         )

@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 
 from apps.core.models import TenantModel
 
@@ -44,6 +45,10 @@ class Task(TenantModel):
             models.Index(fields=["organization", "status", "due_at", "created_at"], name="tasks_org_status_due_idx"),
             models.Index(fields=["organization", "assignee", "status", "due_at"], name="tasks_org_assignee_idx"),
             models.Index(fields=["organization", "patient"], name="tasks_org_patient_idx"),
+            # "Does this patient have an open task?" (Today's journeys needing action), answered from the index.
+            models.Index(
+                fields=["organization", "patient"], condition=Q(status="open"), name="tasks_org_patient_open_idx"
+            ),
             # The list's order (due_at ASC NULLS LAST, created_at, id), whole practice and per assignee: a page is
             # read in index order instead of sorting every task.
             models.Index(fields=["organization", "due_at", "created_at", "id"], name="tasks_org_order_idx"),

@@ -14,15 +14,14 @@ from django.utils import timezone
 from apps.appointments.models import ACTIVE_STATUSES, Appointment
 from apps.appointments.selectors import appointments_between
 from apps.journeys.models import Journey, JourneyStatus
-from apps.journeys.selectors import JOURNEY_RELATED
+from apps.journeys.selectors import journey_rows
 from apps.patients.models import Patient, Status
 from apps.tasks.models import Task, TaskStatus
 from apps.tasks.selectors import practice_timezone, today_bounds
 
-TASKS_LIMIT = 50
-APPOINTMENTS_LIMIT = 100
-NEW_LEADS_LIMIT = 50
-JOURNEYS_LIMIT = 50
+# Rows per section: the first ones of each list, with its total (the full lists have their own routes).
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
 # A journey that has sat in its stage this long needs a look, whatever is planned for it.
 STALE_AFTER_DAYS = 7
 
@@ -76,23 +75,23 @@ def _first_rows(queryset: QuerySet, limit: int, **counts) -> tuple[list, int, di
     return rows, totals.pop("section_total"), totals
 
 
-def my_tasks(*, organization, user, now: datetime, day_end: datetime) -> TaskSection:
+def my_tasks(*, organization, user, now: datetime, day_end: datetime, limit: int) -> TaskSection:
     """Open tasks assigned to the caller and due before the end of today (overdue ones included), soonest due first."""
     tasks = Task.objects.for_org(organization).filter(assignee_id=user.pk, status=TaskStatus.OPEN, due_at__lt=day_end)
     rows, total, extra = _first_rows(
-        tasks.order_by("due_at", "created_at", "id"), TASKS_LIMIT, overdue_total=Q(due_at__lt=now)
+        tasks.order_by("due_at", "created_at", "id"), limit, overdue_total=Q(due_at__lt=now)
     )
     return TaskSection(items=rows, total=total, overdue_total=extra["overdue_total"])
 
 
-def todays_appointments(*, organization, day_start: datetime, day_end: datetime) -> Section:
+def todays_appointments(*, organization, day_start: datetime, day_end: datetime, limit: int) -> Section:
     """The practice's appointments overlapping today (cancelled ones left out), soonest first."""
     appointments = appointments_between(organization=organization, start=day_start, end=day_end)
-    rows, total, _ = _first_rows(appointments, APPOINTMENTS_LIMIT)
+    rows, total, _ = _first_rows(appointments, limit)
     return Section(items=rows, total=total)
 
 
-def new_leads(*, organization, since: datetime) -> LeadSection:
+def new_leads(*, organization, since: datetime, limit: int) -> LeadSection:
     """Enquiries and leads created since `since` (the start of yesterday), neither archived nor merged, newest first."""
     patients = Patient.objects.for_org(organization).filter(
         created_at__gte=since,
@@ -100,11 +99,11 @@ def new_leads(*, organization, since: datetime) -> LeadSection:
         archived_at__isnull=True,
         merged_into__isnull=True,
     )
-    rows, total, _ = _first_rows(patients.order_by("-created_at", "-id"), NEW_LEADS_LIMIT)
+    rows, total, _ = _first_rows(patients.order_by("-created_at", "-id"), limit)
     return LeadSection(items=rows, total=total, since=since)
 
 
-def journeys_needing_action(*, organization, user, now: datetime, day_start: datetime) -> JourneySection:
+def journeys_needing_action(*, organization, user, now: datetime, day_start: datetime, limit: int) -> JourneySection:
     """Open journeys assigned to the caller or to nobody that have no next step (their patient has no open task and
     no booked, confirmed or arrived appointment from today on) or have sat in their stage for STALE_AFTER_DAYS days
     or more. Longest in their stage first; each row says why (`needs_action_reasons`)."""
@@ -113,15 +112,13 @@ def journeys_needing_action(*, organization, user, now: datetime, day_start: dat
     coming_appointment = Appointment.objects.for_org(organization).filter(
         patient_id=OuterRef("patient_id"), status__in=ACTIVE_STATUSES, starts_at__gte=day_start
     )
-    journeys = (
+    journeys = journey_rows(
         Journey.objects.for_org(organization)
         .filter(Q(assignee_id=user.pk) | Q(assignee__isnull=True), status=JourneyStatus.OPEN)
         .annotate(has_open_task=Exists(open_task), has_coming_appointment=Exists(coming_appointment))
         .filter(Q(has_open_task=False, has_coming_appointment=False) | Q(stage_entered_at__lt=stale_before))
-        .select_related(*JOURNEY_RELATED)
-        .order_by("stage_entered_at", "id")
-    )
-    rows, total, _ = _first_rows(journeys, JOURNEYS_LIMIT)
+    ).order_by("stage_entered_at", "id")
+    rows, total, _ = _first_rows(journeys, limit)
     for journey in rows:
         journey.needs_action_reasons = [
             reason
@@ -137,9 +134,11 @@ def journeys_needing_action(*, organization, user, now: datetime, day_start: dat
 SECTIONS = frozenset({"appointments", "new_leads", "journeys"})  # the optional ones; the caller's tasks always come
 
 
-def today_for_member(*, organization, user, sections=SECTIONS, now: datetime | None = None) -> Today:
-    """The member's day: one query per section whatever the practice's size. "Today" is the practice's calendar
-    day. Sections left out of `sections` are None (and cost nothing)."""
+def today_for_member(
+    *, organization, user, sections=SECTIONS, limit: int = DEFAULT_LIMIT, now: datetime | None = None
+) -> Today:
+    """The member's day: a fixed number of queries whatever the practice's size, up to `limit` rows per section.
+    "Today" is the practice's calendar day. Sections left out of `sections` are None (and cost nothing)."""
     now = now or timezone.now()
     tz = practice_timezone(organization)
     day_start, day_end = today_bounds(organization, now)
@@ -148,12 +147,16 @@ def today_for_member(*, organization, user, sections=SECTIONS, now: datetime | N
         date=day_start.date(),
         timezone=str(tz),
         generated_at=now,
-        tasks=my_tasks(organization=organization, user=user, now=now, day_end=day_end),
-        appointments=todays_appointments(organization=organization, day_start=day_start, day_end=day_end)
+        tasks=my_tasks(organization=organization, user=user, now=now, day_end=day_end, limit=limit),
+        appointments=todays_appointments(organization=organization, day_start=day_start, day_end=day_end, limit=limit)
         if "appointments" in sections
         else None,
-        new_leads=new_leads(organization=organization, since=yesterday_start) if "new_leads" in sections else None,
-        journeys=journeys_needing_action(organization=organization, user=user, now=now, day_start=day_start)
+        new_leads=new_leads(organization=organization, since=yesterday_start, limit=limit)
+        if "new_leads" in sections
+        else None,
+        journeys=journeys_needing_action(
+            organization=organization, user=user, now=now, day_start=day_start, limit=limit
+        )
         if "journeys" in sections
         else None,
     )

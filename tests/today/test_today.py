@@ -129,21 +129,27 @@ def test_journeys_needing_action_mine_or_unassigned_without_next_step_or_stale(o
     assert str(with_task.id) not in by_id and str(with_appointment.id) not in by_id
 
 
-def test_lists_are_capped_and_carry_their_totals(owner, api, monkeypatch):
-    from apps.today import selectors
-
-    monkeypatch.setattr(selectors, "TASKS_LIMIT", 2)
-    monkeypatch.setattr(selectors, "NEW_LEADS_LIMIT", 1)
+def test_lists_are_capped_by_limit_and_carry_their_totals(owner, api):
     org = owner.organization
     for hours in range(5):
         make_task(org, assignee=owner.user, due_at=NOW - timedelta(hours=hours))
     for _ in range(3):
         make_lead(org, NOW)
 
-    body = get_today(api)
+    body = api.get("/today", {"limit": 2}).json()
 
     assert len(body["tasks"]["items"]) == 2 and body["tasks"]["total"] == 5 and body["tasks"]["overdueTotal"] == 4
-    assert len(body["newLeads"]["items"]) == 1 and body["newLeads"]["total"] == 3
+    assert len(body["newLeads"]["items"]) == 2 and body["newLeads"]["total"] == 3
+    assert len(get_today(api)["tasks"]["items"]) == 5  # the default (20) holds them all
+
+
+@pytest.mark.parametrize("limit", ["0", "101", "x", ""])
+def test_a_bad_limit_is_400_naming_it(api, limit):
+    response = api.get("/today", {"limit": limit})
+
+    assert response.status_code == 400
+    assert response.json()["code"] == "VALIDATION_ERROR"
+    assert "limit" in response.json()["details"]["fields"]
 
 
 def test_an_empty_day(owner, api):
@@ -167,15 +173,19 @@ def _fill(owner, n: int) -> None:
 def test_a_fixed_number_of_queries_whatever_the_data(
     owner, api, django_assert_max_num_queries, django_assert_num_queries
 ):
-    """Credential and membership reads, then one query per section."""
+    """Credential and membership reads, then per section its page and, once the page is full, one count."""
     _fill(owner, 1)
     get_today(api)  # warm: the API key's last-use touch happens once a minute
-    with django_assert_max_num_queries(8) as small:
+    with django_assert_max_num_queries(8):
         get_today(api)
-    _fill(owner, 12)
-    with django_assert_num_queries(len(small.captured_queries)):
+    _fill(owner, 20)  # every section past the default limit of 20
+    with django_assert_max_num_queries(10) as full:
+        get_today(api)
+    _fill(owner, 10)
+    with django_assert_num_queries(len(full.captured_queries)):
         body = get_today(api)
-    assert body["tasks"]["total"] == 13 and body["journeys"]["total"] == 13
+    assert body["tasks"]["total"] == 31 and body["journeys"]["total"] == 31
+    assert len(body["tasks"]["items"]) == 20
 
 
 def test_another_practices_data_never_appears(owner, outsider, api):

@@ -12,7 +12,7 @@ UNREADABLE = "null when the credential may not read {} (an OAuth token without t
 
 
 class TodayTasksSerializer(serializers.Serializer):
-    items = TaskSerializer(many=True, help_text="Soonest due first; at most 50 (GET /tasks pages through more).")
+    items = TaskSerializer(many=True, help_text="Soonest due first; up to limit rows (GET /tasks pages through more).")
     total = serializers.IntegerField(help_text="Open tasks assigned to you and due before the end of today.")
     overdue_total = serializers.IntegerField(help_text="Of those, how many are already past due.")
 
@@ -21,7 +21,7 @@ class TodayTasksSerializer(serializers.Serializer):
 
 
 class TodayAppointmentsSerializer(serializers.Serializer):
-    items = AppointmentSerializer(many=True, help_text="Soonest first; at most 100 (GET /calendar has them all).")
+    items = AppointmentSerializer(many=True, help_text="Soonest first; up to limit rows (GET /calendar has them all).")
     total = serializers.IntegerField(help_text="The practice's appointments today, cancelled ones left out.")
 
     class Meta:
@@ -29,7 +29,7 @@ class TodayAppointmentsSerializer(serializers.Serializer):
 
 
 class TodayNewLeadsSerializer(serializers.Serializer):
-    items = PatientListItemSerializer(many=True, help_text="Newest first; at most 50.")
+    items = PatientListItemSerializer(many=True, help_text="Newest first; up to limit rows.")
     total = serializers.IntegerField(help_text="Enquiries and leads created since `since`, not archived or merged.")
     since = serializers.DateTimeField(help_text="The start of yesterday in the practice's timezone.")
 
@@ -49,7 +49,7 @@ class TodayJourneySerializer(JourneySerializer):
 
 
 class TodayJourneysSerializer(serializers.Serializer):
-    items = TodayJourneySerializer(many=True, help_text="Longest in their stage first; at most 50.")
+    items = TodayJourneySerializer(many=True, help_text="Longest in their stage first; up to limit rows.")
     total = serializers.IntegerField(help_text="Open journeys assigned to you or to nobody that need action.")
     stale_after_days = serializers.IntegerField()
 

@@ -1,11 +1,14 @@
 """GET /today: the signed-in member's day in one request. The live socket (/today/ws) is in apps.today.consumers."""
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
 from rest_framework.response import Response
 
 from apps.accounts.roles import role_has_permission
 from apps.core.permissions import required_scopes
 from apps.core.renderers import CamelCaseJSONRenderer
+from apps.core.serializers import StrictSerializer
 from apps.core.views import BaseApiView
 from apps.today import selectors
 from apps.today.api import serializers as s
@@ -34,6 +37,10 @@ bucket (300 at once, then 5 per second). A socket whose session ends closes with
 with 4403."""
 
 
+class TodayQuerySerializer(StrictSerializer):
+    limit = serializers.IntegerField(min_value=1, max_value=selectors.MAX_LIMIT, default=selectors.DEFAULT_LIMIT)
+
+
 class TodayView(BaseApiView):
     permission = "task:read"
     scope_area = "tasks"
@@ -50,6 +57,15 @@ class TodayView(BaseApiView):
     @extend_schema(
         tags=["today"],
         operation_id="today_read",
+        parameters=[
+            OpenApiParameter(
+                "limit",
+                OpenApiTypes.INT,
+                OpenApiParameter.QUERY,
+                description=f"Rows per section, 1 to {selectors.MAX_LIMIT}; each section carries its total.",
+                default=selectors.DEFAULT_LIMIT,
+            )
+        ],
         responses={200: s.TodaySerializer},
         summary="My day: my tasks due and overdue, today's appointments, new leads, journeys needing action",
         description="One request, a fixed number of queries. Today is the practice's calendar day (its timezone; "
@@ -62,7 +78,8 @@ class TodayView(BaseApiView):
         "journeys) is null." + LIVE_UPDATES,
     )
     def get(self, request):
+        limit = self.parse_query(TodayQuerySerializer).validated_data["limit"]
         day = selectors.today_for_member(
-            organization=self.organization, user=request.user, sections=self.readable_sections(request)
+            organization=self.organization, user=request.user, sections=self.readable_sections(request), limit=limit
         )
         return Response(s.TodaySerializer(day, context={"embed_tags": False}).data)
