@@ -271,6 +271,7 @@ def drain_endpoint(endpoint_id, *, max_deliveries: int = 200, max_seconds: float
     endpoint, held = taken
     expire_exhausted(now, endpoint=endpoint)
     started = time.monotonic()
+    _outcome_writes_without_flush_wait(True)
     try:
         secrets = valid_secrets(endpoint, now)
         while result.sent < max_deliveries and time.monotonic() - started < max_seconds:
@@ -295,6 +296,17 @@ def drain_endpoint(endpoint_id, *, max_deliveries: int = 200, max_seconds: float
         return result
     finally:
         _release_lease(endpoint.id, held)
+        _outcome_writes_without_flush_wait(False)
+
+
+def _outcome_writes_without_flush_wait(on: bool) -> None:
+    """While draining, the worker's own writes (lease renewals, outcomes) commit without waiting for the WAL flush
+    (synchronous_commit off: about one disk flush less per statement). At-least-once still holds: a crash of the
+    database can forget only the last fraction of a second of these writes, and a forgotten outcome leaves its
+    delivery in flight until its lease expires, then it is sent again (receivers key side effects on the envelope
+    id). The events and the deliveries themselves are committed by other sessions, which keep waiting for the flush."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET synchronous_commit TO off" if on else "RESET synchronous_commit")
 
 
 def _may_send(endpoint: WebhookEndpoint, delivery: WebhookDelivery) -> bool:
