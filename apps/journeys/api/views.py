@@ -332,11 +332,10 @@ class JourneyView(JourneysView):
 
 
 class JourneyActionView(JourneysView):
+    """A journey transition: each subclass names its body serializer and its act(journey, data) service call."""
+
     permission = {"POST": "journey:update"}
     body = None
-
-    def act(self, journey, data):
-        raise NotImplementedError
 
     def post(self, request, id):
         journey = self.journey(id)
