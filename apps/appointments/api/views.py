@@ -34,6 +34,17 @@ class AppointmentsView(BaseApiView):
             raise NotFound("No such appointment.")
         return appointment
 
+    def change(self, id, body_class, service, *, whole_body: bool = False) -> Response:
+        """A write on one appointment: parse the body, call the service (the validated body as `data`, or its keys
+        as arguments), answer the appointment as stored."""
+        appointment = self.appointment(id)
+        data = dict(self.parse_body(body_class).validated_data)
+        arguments = {"data": data} if whole_body else data
+        changed = service(
+            organization=self.organization, user=self.request.user, appointment_id=appointment.id, **arguments
+        )
+        return self.render(changed)
+
     def render(self, appointment, status: int = 200) -> Response:
         """The appointment as stored, with its related names (one read after the write)."""
         fresh = selectors.appointment_get(organization=self.organization, appointment_id=appointment.id)
@@ -117,12 +128,7 @@ class AppointmentView(AppointmentsView):
         "busy then answers 409 APPOINTMENT_CONFLICT.",
     )
     def patch(self, request, id):
-        appointment = self.appointment(id)
-        body = self.parse_body(s.AppointmentUpdateSerializer)
-        appointment = services.appointment_update(
-            organization=self.organization, user=request.user, appointment_id=appointment.id, data=body.validated_data
-        )
-        return self.render(appointment)
+        return self.change(id, s.AppointmentUpdateSerializer, services.appointment_update, whole_body=True)
 
 
 class AppointmentRescheduleView(AppointmentsView):
@@ -139,12 +145,7 @@ class AppointmentRescheduleView(AppointmentsView):
         "once the patient arrived or the appointment is completed, a no-show or cancelled.",
     )
     def post(self, request, id):
-        appointment = self.appointment(id)
-        body = self.parse_body(s.AppointmentRescheduleSerializer)
-        appointment = services.appointment_reschedule(
-            organization=self.organization, user=request.user, appointment_id=appointment.id, data=body.validated_data
-        )
-        return self.render(appointment)
+        return self.change(id, s.AppointmentRescheduleSerializer, services.appointment_reschedule, whole_body=True)
 
 
 class AppointmentStatusView(AppointmentsView):
@@ -162,15 +163,7 @@ class AppointmentStatusView(AppointmentsView):
         "details.allowed.",
     )
     def post(self, request, id):
-        appointment = self.appointment(id)
-        body = self.parse_body(s.AppointmentStatusSerializer)
-        appointment = services.appointment_set_status(
-            organization=self.organization,
-            user=request.user,
-            appointment_id=appointment.id,
-            status=body.validated_data["status"],
-        )
-        return self.render(appointment)
+        return self.change(id, s.AppointmentStatusSerializer, services.appointment_set_status)
 
 
 class AppointmentCancelView(AppointmentsView):
@@ -186,15 +179,7 @@ class AppointmentCancelView(AppointmentsView):
         "APPOINTMENT_TRANSITION_NOT_ALLOWED.",
     )
     def post(self, request, id):
-        appointment = self.appointment(id)
-        body = self.parse_body(s.AppointmentCancelSerializer)
-        appointment = services.appointment_cancel(
-            organization=self.organization,
-            user=request.user,
-            appointment_id=appointment.id,
-            reason=body.validated_data.get("reason", ""),
-        )
-        return self.render(appointment)
+        return self.change(id, s.AppointmentCancelSerializer, services.appointment_cancel)
 
 
 class CalendarView(AppointmentsView):
