@@ -1,9 +1,16 @@
-"""Cursor paging for newest-first feeds: {items, nextCursor}; nextCursor is null on the last page."""
+"""Paging shapes: offset pages {items, total, limit, offset}, and cursor paging for newest-first feeds
+{items, nextCursor} (nextCursor is null on the last page)."""
 
 from django.utils.dateparse import parse_datetime
 from rest_framework.pagination import CursorPagination
+from rest_framework.response import Response
 
 from apps.core.errors import ValidationFailed
+
+
+def offset_page(items, total: int, *, limit: int, offset: int) -> Response:
+    """An offset-paged list response: exactly {items, total, limit, offset}."""
+    return Response({"items": items, "total": total, "limit": limit, "offset": offset})
 
 
 class NewestFirstCursorPagination(CursorPagination):

@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from apps.appointments import selectors, services
 from apps.appointments.api import serializers as s
 from apps.core.errors import NotFound, ValidationFailed
+from apps.core.pagination import offset_page
 from apps.core.renderers import CamelCaseJSONRenderer
 from apps.core.views import BaseApiView
 from apps.journeys.models import Treatment
@@ -88,7 +89,7 @@ class AppointmentListView(AppointmentsView):
             offset=data["offset"],
         )
         items = s.AppointmentSerializer(rows, many=True).data
-        return Response({"items": items, "total": total, "limit": data["limit"], "offset": data["offset"]})
+        return offset_page(items, total, limit=data["limit"], offset=data["offset"])
 
     @extend_schema(
         tags=APPOINTMENTS,

@@ -4,6 +4,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
 from apps.core.errors import NotFound, ValidationFailed
+from apps.core.pagination import offset_page
 from apps.core.renderers import CamelCaseJSONRenderer
 from apps.core.views import BaseApiView
 from apps.journeys import selectors, services
@@ -44,7 +45,7 @@ class TreatmentListView(JourneysAreaView):
             offset=data["offset"],
         )
         items = s.TreatmentSerializer(rows, many=True).data
-        return Response({"items": items, "total": total, "limit": data["limit"], "offset": data["offset"]})
+        return offset_page(items, total, limit=data["limit"], offset=data["offset"])
 
     @extend_schema(
         tags=TREATMENTS,
@@ -264,9 +265,7 @@ class JourneyListView(JourneysView):
         data = dict(self.parse_query(s.JourneyListQuerySerializer).validated_data)
         limit, offset = data.pop("limit"), data.pop("offset")
         rows, total = selectors.journey_page(organization=self.organization, filters=data, limit=limit, offset=offset)
-        return Response(
-            {"items": s.JourneySerializer(rows, many=True).data, "total": total, "limit": limit, "offset": offset}
-        )
+        return offset_page(s.JourneySerializer(rows, many=True).data, total, limit=limit, offset=offset)
 
     @extend_schema(
         tags=JOURNEYS,

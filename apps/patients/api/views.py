@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from apps.accounts.roles import role_has_permission
 from apps.core.errors import PermissionDenied
 from apps.core.naming import to_snake
-from apps.core.pagination import NewestFirstCursorPagination
+from apps.core.pagination import NewestFirstCursorPagination, offset_page
 from apps.core.renderers import CamelCaseJSONRenderer
 from apps.core.views import BaseApiView
 from apps.journeys import selectors as journey_selectors
@@ -66,7 +66,7 @@ class PatientListView(PatientsView):
             embed_tags=embed_tags,
         )
         items = s.PatientListItemSerializer(rows, many=True, context={"embed_tags": bool(embed_tags)}).data
-        return Response({"items": items, "total": total, "limit": data["limit"], "offset": data["offset"]})
+        return offset_page(items, total, limit=data["limit"], offset=data["offset"])
 
     @extend_schema(
         tags=TAGS,

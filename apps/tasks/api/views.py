@@ -5,6 +5,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
 from apps.core.errors import NotFound
+from apps.core.pagination import offset_page
 from apps.core.renderers import CamelCaseJSONRenderer
 from apps.core.views import BaseApiView
 from apps.tasks import selectors, services
@@ -82,7 +83,7 @@ class TaskListView(TasksView):
             offset=data["offset"],
         )
         items = s.TaskSerializer(rows, many=True).data
-        return Response({"items": items, "total": total, "limit": data["limit"], "offset": data["offset"]})
+        return offset_page(items, total, limit=data["limit"], offset=data["offset"])
 
     @extend_schema(
         tags=TAGS,
