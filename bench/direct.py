@@ -17,6 +17,7 @@ class Direct:
     def __init__(self, url: str, options: str):
         self.options = options
         self.conn = db.connect(url, options=options)
+        self._settings: dict[str, list[str]] = {}  # statement → the SET LOCALs the app sent before it (read())
 
     def check_options(self) -> None:
         """Refuse to compare unlike with like: every `-c name=value` of the app's connection options must hold on
@@ -40,11 +41,26 @@ class Direct:
             return cur.rowcount
 
     def read(self, statements: list[str]) -> int:
-        """Run the statements as the app does in autocommit; nanoseconds for all of them, rows fetched included."""
+        """Run the statements as the app does in autocommit (its BEGIN … COMMIT included); nanoseconds for all of
+        them, rows fetched included."""
+        self._note_settings(statements)
         started = time.perf_counter_ns()
         for statement in statements:
             self._execute(statement)
         return time.perf_counter_ns() - started
+
+    def _note_settings(self, statements: list[str]) -> None:
+        """The SET LOCAL statements the app sends before a statement in its transaction (the search turns parallel
+        workers off for its page), so that explain() plans it under the same settings."""
+        local: list[str] = []
+        for statement in statements:
+            head = statement.lstrip().upper()
+            if head.startswith("SET LOCAL "):
+                local.append(statement)
+            elif head.startswith(("COMMIT", "ROLLBACK")):
+                local = []
+            elif local:
+                self._settings[statement] = list(local)
 
     def export(self, statements: list[str], *, chunk_size: int) -> tuple[int, int]:
         """The export: every statement as in read(), except the last SELECT, which is read through a server-side
@@ -90,9 +106,19 @@ class Direct:
         self.conn.execute("COMMIT")
 
     def explain(self, statement: str) -> str:
+        settings = self._settings.get(statement, [])
         with self.conn.cursor() as cur:
-            cur.execute("EXPLAIN (ANALYZE, BUFFERS) " + statement)
-            return "\n".join(row[0] for row in cur.fetchall())
+            if settings:
+                cur.execute("BEGIN")
+            try:
+                for setting in settings:
+                    cur.execute(setting)
+                cur.execute("EXPLAIN (ANALYZE, BUFFERS) " + statement)
+                plan = "\n".join(row[0] for row in cur.fetchall())
+            finally:
+                if settings:
+                    cur.execute("ROLLBACK")
+        return "\n".join([*settings, plan]) if settings else plan
 
 
 def events_cleanup(statements: list[str]) -> list[str]:

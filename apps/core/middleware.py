@@ -3,6 +3,7 @@
 import io
 
 from django.conf import settings
+from django.urls import Resolver404, get_resolver
 
 from apps.core.credentials import presented_credential, signed_in_user
 from apps.core.errors import (
@@ -119,15 +120,28 @@ class BodySizeLimitMiddleware:
 
     A declared Content-Length over the cap is refused without reading; a body without one is read at most
     cap + 1 bytes and then handed on from memory, so nothing ever reads an unbounded stream.
+
+    The route is resolved here, in the synchronous middleware chain, rather than in a `process_view` hook: under
+    ASGI Django runs every synchronous process_view through its own sync_to_async hop (a thread hand-off per request).
     """
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
+        try:
+            match = get_resolver(getattr(request, "urlconf", None)).resolve(request.path_info)
+        except Resolver404:
+            match = None  # Django answers the 404 itself
+        if match is not None:
+            refused = self.refuse(request, match.func)
+            if refused is not None:
+                return refused
         return self.get_response(request)
 
-    def process_view(self, request, view_func, view_args, view_kwargs):
+    def refuse(self, request, view_func):
+        """The 413 response for a body over the route's cap, else None (a body without a declared length is then
+        read into memory, at most cap bytes)."""
         cap = body_cap_for(view_func)
         declared = request.META.get("CONTENT_LENGTH") or ""
         if declared:

@@ -3,7 +3,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.db import models
 from django.db.models import F, Q, Value
-from django.db.models.functions import Coalesce, Concat, Lower
+from django.db.models.functions import Coalesce, Concat, Lower, Upper
 
 from apps.core.models import TenantModel
 
@@ -81,7 +81,7 @@ class Tag(TenantModel):
         return self.name
 
 
-def _digits(field: str):
+def digits_of(field: str):
     return models.Func(
         Coalesce(F(field), Value("")), Value(r"[^0-9]"), Value(""), Value("g"), function="REGEXP_REPLACE"
     )
@@ -105,9 +105,9 @@ SEARCH_DOCUMENT = Lower(
             )
             for part in (Coalesce(F(name), Value("")), Value(" "))
         ],
-        _digits("phone_mobile"),
+        digits_of("phone_mobile"),
         Value(" "),
-        _digits("phone_other"),
+        digits_of("phone_other"),
         output_field=models.TextField(),
     )
 )
@@ -120,6 +120,18 @@ SEARCH_WORDS = models.Func(
     models.Func(SEARCH_DOCUMENT, Value(r"[^[:alnum:]]+"), function="regexp_split_to_array"),
     Value(""),
     function="array_remove",
+    output_field=ArrayField(models.TextField()),
+)
+
+
+# The search words keyed by practice ('1a2b3c4d:rossi', the first 8 hex digits of organization_id): the database
+# function patients_search_keys (migration 0009, IMMUTABLE SQL). Practices sharing a prefix only share posting lists
+# (the query still checks organization_id). A GIN index on (organization_id, search_words) intersected the
+# practice's whole posting tree with every matched term's; keyed words make each posting list one practice's.
+SEARCH_KEYS = models.Func(
+    F("organization"),
+    F("search_words"),
+    function="patients_search_keys",
     output_field=ArrayField(models.TextField()),
 )
 
@@ -202,12 +214,17 @@ class Patient(TenantModel):
             models.Index(F("organization"), Lower("last_name"), F("id"), name="patients_org_last_name_idx"),
             models.Index(fields=["organization", "status"], name="patients_org_status_idx"),
             models.Index(fields=["organization", "email"], name="patients_org_email_idx"),
+            # Lead capture matches a sender to a known patient by e-mail (any case) or phone digits.
+            models.Index(F("organization"), Upper("email"), name="patients_org_email_upper_idx"),
+            models.Index(F("organization"), digits_of("phone_mobile"), name="patients_org_mobile_digits_idx"),
+            models.Index(F("organization"), digits_of("phone_other"), name="patients_org_other_digits_idx"),
             models.Index(fields=["organization", "lead_source"], name="patients_org_lead_source_idx"),
             models.Index(fields=["organization", "location"], name="patients_org_location_idx"),
-            # Typo-tolerant search, second step: the patients holding one of the matched terms (organization by
-            # btree_gin, then the words array). No pending list (fastupdate off): every non-HOT patient update would
-            # queue entries there, and each search scans the whole list until a vacuum (measured: 17 ms → 480 ms).
-            GinIndex(F("organization"), F("search_words"), name="patients_org_search_words_idx", fastupdate=False),
+            # Typo-tolerant search, second step: the patients holding one of the matched terms, keyed by practice
+            # (SEARCH_KEYS), so a term's posting list holds that practice's patients only. No pending list
+            # (fastupdate off): every non-HOT patient update would queue entries there, and each search scans the
+            # whole list until a vacuum (measured: 17 ms → 480 ms).
+            GinIndex(SEARCH_KEYS, name="patients_search_keys_idx", fastupdate=False),
         ]
 
     def __str__(self) -> str:
@@ -301,6 +318,7 @@ class Activity(TenantModel):
         APPOINTMENT_RESCHEDULED = "appointment_rescheduled"
         APPOINTMENT_STATUS_CHANGED = "appointment_status_changed"
         APPOINTMENT_CANCELLED = "appointment_cancelled"
+        CAPTURED = "captured"
 
     patient = models.ForeignKey(Patient, on_delete=models.CASCADE, related_name="activities")
     kind = models.CharField(max_length=32, choices=Kind.choices)

@@ -244,7 +244,7 @@ def test_body_without_content_length_is_read_at_most_cap_plus_one_then_refused()
     request, stream = _request_without_content_length(_padded(5000))
     middleware = BodySizeLimitMiddleware(lambda request: pytest.fail("the view must not run"))
 
-    response = middleware.process_view(request, CappedView.as_view(), (), {})
+    response = middleware.refuse(request, CappedView.as_view())
 
     assert response.status_code == 413
     assert json.loads(response.content) == {
@@ -258,9 +258,9 @@ def test_body_without_content_length_is_read_at_most_cap_plus_one_then_refused()
 def test_body_without_content_length_under_the_cap_reaches_the_view():
     request, stream = _request_without_content_length(_padded(100))
     view = CappedView.as_view()
-    middleware = BodySizeLimitMiddleware(lambda request: pytest.fail("not called by process_view"))
+    middleware = BodySizeLimitMiddleware(lambda request: pytest.fail("not called by refuse"))
 
-    assert middleware.process_view(request, view, (), {}) is None
+    assert middleware.refuse(request, view) is None
     assert stream.bytes_read == 100
     assert request.META["CONTENT_LENGTH"] == "100"
 

@@ -920,7 +920,7 @@ def crowded(org, mario, noise):
                 [organization.id, CROWD],
             )
     with connection.cursor() as cursor:
-        for index in ("patients_searchterm_trgm_idx", "patients_org_search_words_idx"):
+        for index in ("patients_searchterm_trgm_idx", "patients_search_keys_idx"):
             cursor.execute("SELECT gin_clean_pending_list(%s::regclass)", [index])
         cursor.execute("ANALYZE patients_patient")
         cursor.execute("ANALYZE patients_searchterm")
@@ -935,9 +935,9 @@ def _plan(queryset) -> str:
         return "\n".join(row[0] for row in cursor.fetchall())
 
 
-def test_search_uses_the_vocabulary_and_words_gin_indexes(org, crowded):
+def test_search_uses_the_vocabulary_and_keyed_words_gin_indexes(org, crowded):
     """Both steps of the search are index scans: the practice's similar terms (trigram GIN on the vocabulary),
-    then the patients holding one of them (GIN on search_words)."""
+    then the patients holding one of them (GIN on their practice-keyed words)."""
     from apps.patients.selectors import patient_ordered
 
     plans = {}
@@ -961,7 +961,7 @@ def test_search_uses_the_vocabulary_and_words_gin_indexes(org, crowded):
     missing = {
         key: plan
         for key, plan in plans.items()
-        if "patients_searchterm_trgm_idx" not in plan or "patients_org_search_words_idx" not in plan
+        if "patients_searchterm_trgm_idx" not in plan or "patients_search_keys_idx" not in plan
     }
     assert not missing, "\n\n".join(f"{key}:\n{plan}" for key, plan in missing.items())
 
