@@ -6,7 +6,7 @@ from rest_framework import serializers
 
 from apps.appointments.models import AppointmentStatus, AppointmentType
 from apps.core.fields import StrictUUIDField, TenantRelatedField
-from apps.core.serializers import StrictSerializer
+from apps.core.serializers import OffsetQuerySerializer, StrictSerializer, offset_page_serializer
 from apps.journeys.api.serializers import JourneyPatientSerializer, JourneyTreatmentSerializer, NonEmptyPatchSerializer
 from apps.journeys.models import Journey, Treatment
 from apps.patients.models import Location, Patient, Practitioner
@@ -48,14 +48,7 @@ class AppointmentSerializer(serializers.Serializer):
         ref_name = "Appointment"
 
 
-class AppointmentPageSerializer(serializers.Serializer):
-    items = AppointmentSerializer(many=True)
-    total = serializers.IntegerField()
-    limit = serializers.IntegerField()
-    offset = serializers.IntegerField()
-
-    class Meta:
-        ref_name = "AppointmentPage"
+AppointmentPageSerializer = offset_page_serializer(AppointmentSerializer, "AppointmentPage")
 
 
 class AppointmentDetailsSerializer(StrictSerializer):
@@ -111,15 +104,13 @@ class AppointmentCancelSerializer(StrictSerializer):
         ref_name = "AppointmentCancel"
 
 
-class AppointmentListQuerySerializer(StrictSerializer):
+class AppointmentListQuerySerializer(OffsetQuerySerializer):
     patient_id = StrictUUIDField(required=False)
     practitioner_id = StrictUUIDField(required=False)
     location_id = StrictUUIDField(required=False)
     status = serializers.ChoiceField(choices=AppointmentStatus.choices, required=False)
     starts_after = AwareDateTimeField(required=False)
     starts_before = AwareDateTimeField(required=False)
-    limit = serializers.IntegerField(min_value=1, max_value=100, default=25)
-    offset = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)
 
 
 class UuidListField(serializers.CharField):

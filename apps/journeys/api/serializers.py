@@ -7,7 +7,7 @@ from rest_framework import serializers
 
 from apps.accounts.models import Membership
 from apps.core.fields import UUID_SCHEMA, StrictUUIDField, TenantRelatedField
-from apps.core.serializers import StrictSerializer
+from apps.core.serializers import StrictSerializer, offset_page_serializer
 from apps.core.uuids import parse_uuid
 from apps.journeys.currencies import ISO_4217
 from apps.journeys.models import JourneyStatus, Pipeline, Stage, StageKind, Treatment
@@ -81,14 +81,7 @@ class TreatmentListQuerySerializer(PageQuerySerializer):
     category = serializers.CharField(required=False, max_length=80)
 
 
-class TreatmentPageSerializer(serializers.Serializer):
-    items = TreatmentSerializer(many=True)
-    total = serializers.IntegerField()
-    limit = serializers.IntegerField()
-    offset = serializers.IntegerField()
-
-    class Meta:
-        ref_name = "TreatmentPage"
+TreatmentPageSerializer = offset_page_serializer(TreatmentSerializer, "TreatmentPage")
 
 
 # --- pipelines ------------------------------------------------------------------------------------------------------
@@ -302,14 +295,7 @@ class JourneySerializer(serializers.Serializer):
         ref_name = "Journey"
 
 
-class JourneyPageSerializer(serializers.Serializer):
-    items = JourneySerializer(many=True)
-    total = serializers.IntegerField()
-    limit = serializers.IntegerField()
-    offset = serializers.IntegerField()
-
-    class Meta:
-        ref_name = "JourneyPage"
+JourneyPageSerializer = offset_page_serializer(JourneySerializer, "JourneyPage")
 
 
 class JourneyCreateSerializer(StrictSerializer):

@@ -4,7 +4,7 @@ from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 
 from apps.core.fields import StrictUUIDField, TenantRelatedField
-from apps.core.serializers import StrictSerializer
+from apps.core.serializers import OffsetQuerySerializer, StrictSerializer, offset_page_serializer
 from apps.journeys.models import Journey
 from apps.patients.models import Patient
 from apps.tasks.models import Priority, TaskStatus
@@ -96,17 +96,10 @@ class TaskSerializer(serializers.Serializer):
         ref_name = "Task"
 
 
-class TaskPageSerializer(serializers.Serializer):
-    items = TaskSerializer(many=True)
-    total = serializers.IntegerField()
-    limit = serializers.IntegerField()
-    offset = serializers.IntegerField()
-
-    class Meta:
-        ref_name = "TaskPage"
+TaskPageSerializer = offset_page_serializer(TaskSerializer, "TaskPage")
 
 
-class TaskListQuerySerializer(StrictSerializer):
+class TaskListQuerySerializer(OffsetQuerySerializer):
     view = serializers.ChoiceField(
         choices=VIEWS,
         default="all",
@@ -120,8 +113,6 @@ class TaskListQuerySerializer(StrictSerializer):
     priority = serializers.ChoiceField(choices=Priority.choices, required=False)
     due_before = AwareDateTimeField(required=False, help_text="Due strictly before this instant.")
     due_after = AwareDateTimeField(required=False, help_text="Due at or after this instant.")
-    limit = serializers.IntegerField(min_value=1, max_value=100, default=25)
-    offset = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)
 
     def validate(self, attrs):
         before, after = attrs.get("due_before"), attrs.get("due_after")
