@@ -19,6 +19,8 @@ urlpatterns = [
     path("", include("apps.tasks.api.urls")),
     path("", include("apps.today.api.urls")),
     path("", include("apps.appointments.api.urls")),
+    path("", include("apps.capture.api.urls")),
+    path("", include("apps.sites.api.urls")),  # /site/{siteKey}/…, /form-page/{token}, /settings/sites
     path("", include("apps.oauth.urls")),
     path("", include("apps.oauth.api.urls")),
     path("", include("apps.mcp.urls")),

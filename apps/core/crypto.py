@@ -34,3 +34,10 @@ def constant_time_equals(a: str | bytes, b: str | bytes) -> bool:
     a = a.encode() if isinstance(a, str) else a
     b = b.encode() if isinstance(b, str) else b
     return hmac.compare_digest(a, b)
+
+
+def sign_v1(secret: str, timestamp: int | str, delivery_id: str, body: bytes) -> str:
+    """The signature scheme of signed deliveries both ways (outbound webhooks, signed captures): "v1=" and the hex
+    HMAC-SHA256 over "<timestamp>.<delivery id>.<raw body>"."""
+    message = f"{timestamp}.{delivery_id}.".encode() + body
+    return "v1=" + hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()

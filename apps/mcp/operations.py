@@ -39,6 +39,10 @@ _HIDDEN_PREFIXES = (
     "/oauth",
     "/.well-known",
     "/health",
+    # Public surfaces of websites and senders (their key or token is the boundary), not a practice's operations.
+    "/capture/",
+    "/site/",
+    "/form-page/",
     "/openapi",
     "/docs",
     "/admin",

@@ -6,8 +6,6 @@ lookup between check and connect — with SNI and certificate checks for the hos
 request and captured response bodies are bounded to 64 KiB; 10 s timeout.
 """
 
-import hashlib
-import hmac
 import ipaddress
 import socket
 import ssl
@@ -18,6 +16,8 @@ from urllib.parse import urlsplit
 import certifi
 import httpx
 from django.conf import settings
+
+from apps.core import crypto
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_URL_BYTES = 2048
@@ -129,8 +129,7 @@ def vet(url: str) -> Destination:
 
 
 def sign(secret: str, timestamp: int, delivery_id: str, body: bytes) -> str:
-    message = f"{timestamp}.{delivery_id}.".encode() + body
-    return "v1=" + hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()
+    return crypto.sign_v1(secret, timestamp, delivery_id, body)
 
 
 def signature_header(secrets: list[str], timestamp: int, delivery_id: str, body: bytes) -> str:

@@ -86,6 +86,8 @@ INSTALLED_APPS = [
     "apps.tasks",
     "apps.today",
     "apps.appointments",
+    "apps.capture",
+    "apps.sites",
     "oauth2_provider",
     "apps.oauth",
     "apps.mcp",
@@ -101,9 +103,12 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django_otp.middleware.OTPMiddleware",
-    "apps.core.middleware.BrowserSessionSurfaceMiddleware",  # after the session user is known
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last: after the session user is known. Under ASGI the chain runs synchronously down to the last synchronous-
+    # only middleware, then hands back to the event loop; any async-capable middleware below it would cost two more
+    # thread hand-offs per request (MiddlewareMixin runs process_request/process_response through sync_to_async).
+    "apps.core.middleware.BrowserSessionSurfaceMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -276,6 +281,14 @@ SPECTACULAR_SETTINGS = {
         "ContactMethodEnum": "apps.patients.models.ContactMethod",
         "ConsentChannelEnum": "apps.patients.models.MarketingConsent.Channel",
         "ConsentStatusEnum": "apps.patients.models.MarketingConsent.State",
+        "CaptureFormStatusEnum": "apps.capture.models.CaptureForm.Status",
+        "CaptureFormKindEnum": "apps.capture.models.CaptureForm.Kind",
+        "CaptureDeliveryModeEnum": "apps.capture.models.CaptureForm.Mode",
+        "CaptureSubmissionStatusEnum": "apps.capture.models.CaptureSubmission.Status",
+        "IntakeReviewStatusEnum": "apps.capture.models.IntakeReviewItem.Status",
+        "IntakeReviewReasonEnum": "apps.capture.models.IntakeReviewItem.Reason",
+        "WebsiteStatusEnum": "apps.sites.models.Website.Status",
+        "FormDiscoveryStatusEnum": "apps.sites.models.FormDiscovery.Status",
     },
     "TAGS": [
         {"name": "auth", "description": "Sign-in, sign-up, sessions, API keys and the bootstrap identity."},
@@ -298,6 +311,13 @@ SPECTACULAR_SETTINGS = {
             "name": "oauth",
             "description": "OAuth 2.0 authorization server: token, revoke, introspect, register, discovery.",
         },
+        {
+            "name": "capture",
+            "description": "Lead capture: POST /capture/{token} (public or signed), capture forms and their "
+            "lifecycle, practice websites and form discovery.",
+        },
+        {"name": "site", "description": "Public website surfaces: form configuration and form-discovery reports."},
+        {"name": "intake-review", "description": "Captured leads that need a person before they are worked."},
     ],
 }
 
@@ -326,6 +346,7 @@ CELERY_BEAT_SCHEDULE = {
     "webhooks-purge": {"task": "apps.webhooks.tasks.purge_old_deliveries", "schedule": 3600.0},
     "oauth-purge-unapproved-clients": {"task": "apps.oauth.tasks.purge_unapproved_clients", "schedule": 900.0},
     "webhooks-lost-subscriptions": {"task": "apps.webhooks.tasks.archive_lost_subscriptions", "schedule": 3600.0},
+    "capture-sweep": {"task": "apps.capture.tasks.sweep", "schedule": 60.0},
 }
 
 CHANNEL_LAYERS = {
@@ -342,6 +363,9 @@ SVC_SENSITIVE_USER_BUCKET = (20, 0.2)  # 20 at once, then one every 5 s
 SVC_SENSITIVE_ADDRESS_BUCKET = (60, 1.0)
 SVC_PUBLIC_ACCOUNT_RATE = "300/m"  # invitation preview/answer per client address (public abuse screen)
 SVC_LIVE_HANDSHAKE_BUCKET = (300, 5.0)  # GET /today/ws handshakes per user
+SVC_CAPTURE_FORM_BUCKET = (200, 5.0)  # POST /capture/{token} per form endpoint
+SVC_SITE_DISCOVERY_BUCKET = (30, 0.5)  # POST /site/{siteKey}/forms per site
+SVC_PUBLIC_SCREEN_RATE = "300/m"  # public surfaces (capture, site, form page) per client address
 RATELIMIT_USE_CACHE = "default"
 RATELIMIT_FAIL_OPEN = False
 

@@ -193,6 +193,7 @@ LEADING_ORGANIZATION_EXEMPT = {
     "events_pending_fanout_idx",
     "webhooks_delivery_due_idx",
     "webhooks_delivery_done_idx",
+    "capture_submission_retry_idx",
 }
 
 

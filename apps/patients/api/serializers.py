@@ -5,8 +5,9 @@ import json
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from apps.capture.api.serializers import AttributionTouchSerializer
 from apps.core.fields import StrictUUIDField, TenantRelatedField
-from apps.core.serializers import StrictSerializer
+from apps.core.serializers import OffsetQuerySerializer, StrictSerializer
 from apps.journeys.api.serializers import JourneySerializer
 from apps.patients import selectors
 from apps.patients.models import (
@@ -287,14 +288,14 @@ class ConsentHistorySerializer(MarketingSummarySerializer):
 
 
 class PatientDetailSerializer(PatientSerializer):
-    """Patient plus what embed asks for. touches and deposits are empty lists and pms and referral null until those
-    areas exist; the keys appear only when embedded."""
+    """Patient plus what embed asks for. deposits is an empty list and pms and referral null until those areas
+    exist; the keys appear only when embedded."""
 
     timeline = TimelinePageSerializer(required=False)
     journeys = JourneySerializer(
         many=True, required=False, help_text=f"The patient's journeys, newest first (at most {EMBED_JOURNEYS_LIMIT})."
     )
-    touches = serializers.ListField(child=serializers.DictField(), required=False)
+    touches = AttributionTouchSerializer(many=True, required=False, help_text="Capture attribution, newest first.")
     pms = serializers.DictField(required=False, allow_null=True)
     deposits = serializers.ListField(child=serializers.DictField(), required=False)
     referral = serializers.DictField(required=False, allow_null=True)
@@ -417,9 +418,7 @@ def _strict_boolean(value: str, name: str) -> bool:
     raise serializers.ValidationError({name: ["must be true or false"]})
 
 
-class PatientListQuerySerializer(StrictSerializer):
-    limit = serializers.IntegerField(min_value=1, max_value=100, default=25)
-    offset = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)
+class PatientListQuerySerializer(OffsetQuerySerializer):
     sort = serializers.ChoiceField(choices=selectors.SORT_NAMES, default="createdAt")
     direction = serializers.ChoiceField(choices=["asc", "desc"], default="desc")
     q = serializers.CharField(min_length=1, max_length=200, required=False, trim_whitespace=False)

@@ -1,0 +1,583 @@
+"""Writes of the capture area: forms and their lifecycle, receiving submissions, turning them into leads and
+journeys, intake review, and the patient erasure and merge hooks."""
+
+import hashlib
+import logging
+import secrets as secrets_module
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+from django.db.models.functions import Upper
+from django.utils import timezone
+
+from apps.capture.errors import (
+    CaptureFormArchived,
+    DeliveryConflict,
+    NoPreviousSecret,
+    ReviewItemClosed,
+    SigningNotEnabled,
+)
+from apps.capture.fields import CLICK_IDS, UTM_FIELDS, Interpreted, interpret, phone_digits
+from apps.capture.models import AttributionTouch, CaptureAttachment, CaptureForm, CaptureSubmission, IntakeReviewItem
+from apps.core import crypto
+from apps.core.errors import ValidationFailed
+from apps.journeys.models import Journey, JourneyStatus, Treatment
+from apps.journeys.services import journey_create, treatment_ensure_builtin
+from apps.patients.hooks import ErasureResult
+from apps.patients.models import Activity, LeadSource, Location, MarketingConsent, Patient, digits_of
+from apps.patients.services import consent_record, patient_create, patient_update, timeline_record
+
+logger = logging.getLogger("apps.capture")
+
+TOKEN_PREFIX = "cap_"
+SECRET_PREFIX = "capsec_"
+SECRET_OVERLAP = timedelta(hours=24)
+MAX_PROCESS_ATTEMPTS = 10
+
+
+def token_digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _new_token() -> tuple[str, str, str]:
+    token = TOKEN_PREFIX + secrets_module.token_urlsafe(32)
+    return token, token_digest(token), crypto.encrypt(token)
+
+
+def form_token(form: CaptureForm) -> str:
+    return crypto.decrypt(form.token_encrypted)
+
+
+def form_secrets(form: CaptureForm) -> list[str]:
+    """The signing secrets a signed post may use now: the current one, and the previous one in its overlap."""
+    found = [crypto.decrypt(form.secret_encrypted)] if form.secret_encrypted else []
+    if form.previous_secret_encrypted and (
+        form.previous_secret_expires_at and form.previous_secret_expires_at > timezone.now()
+    ):
+        found.append(crypto.decrypt(form.previous_secret_encrypted))
+    return found
+
+
+# --- forms --------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CreatedForm:
+    form: CaptureForm
+    token: str
+    signing_secret: str | None  # shown once, when the form is created in signed mode
+
+
+def _new_secret() -> str:
+    return SECRET_PREFIX + secrets_module.token_urlsafe(32)
+
+
+@transaction.atomic
+def form_create(*, organization, user, data: dict[str, Any]) -> CreatedForm:
+    token, digest, encrypted = _new_token()
+    signed = data.get("delivery_mode") == CaptureForm.Mode.SIGNED
+    secret = _new_secret() if signed else None
+    confirm = data.pop("confirm_mapping", False)
+    form = CaptureForm.objects.create(
+        organization=organization,
+        created_by=user,
+        token_digest=digest,
+        token_encrypted=encrypted,
+        secret_encrypted=crypto.encrypt(secret) if secret else "",
+        mapping_confirmed_at=timezone.now() if confirm else None,
+        **data,
+    )
+    return CreatedForm(form=form, token=token, signing_secret=secret)
+
+
+def _locked(*, organization, form: CaptureForm) -> CaptureForm:
+    return CaptureForm.objects.for_org(organization).select_for_update().get(id=form.id)
+
+
+def _writable(*, organization, form: CaptureForm) -> CaptureForm:
+    form = _locked(organization=organization, form=form)
+    if form.status == CaptureForm.Status.ARCHIVED:
+        raise CaptureFormArchived()
+    return form
+
+
+@transaction.atomic
+def form_update(*, organization, form: CaptureForm, data: dict[str, Any]) -> CaptureForm:
+    form = _writable(organization=organization, form=form)
+    for key, value in data.items():
+        setattr(form, key, value)
+    form.save()
+    return form
+
+
+@transaction.atomic
+def form_set_status(*, organization, form: CaptureForm, status: str) -> CaptureForm:
+    """Pause, resume or archive. Paused and archived tokens answer 404; archiving is final."""
+    form = _writable(organization=organization, form=form)
+    form.status = status
+    form.archived_at = timezone.now() if status == CaptureForm.Status.ARCHIVED else None
+    form.save(update_fields=["status", "archived_at", "updated_at"])
+    return form
+
+
+@transaction.atomic
+def form_regenerate_token(*, organization, form: CaptureForm) -> tuple[CaptureForm, str]:
+    """A new routing token; the old URL stops answering at once."""
+    form = _writable(organization=organization, form=form)
+    token, form.token_digest, form.token_encrypted = _new_token()
+    form.save(update_fields=["token_digest", "token_encrypted", "updated_at"])
+    return form, token
+
+
+@transaction.atomic
+def signing_enable(*, organization, form: CaptureForm) -> tuple[CaptureForm, str]:
+    """Signed mode with a new secret (shown once); unsigned posts stop at once. Enabling again replaces the secret
+    without overlap: use rotate for a gentle change."""
+    form = _writable(organization=organization, form=form)
+    secret = _new_secret()
+    form.delivery_mode = CaptureForm.Mode.SIGNED
+    form.secret_encrypted = crypto.encrypt(secret)
+    form.previous_secret_encrypted, form.previous_secret_expires_at = "", None
+    form.save()
+    return form, secret
+
+
+@transaction.atomic
+def signing_disable(*, organization, form: CaptureForm) -> CaptureForm:
+    form = _writable(organization=organization, form=form)
+    form.delivery_mode = CaptureForm.Mode.PUBLIC
+    form.secret_encrypted = form.previous_secret_encrypted = ""
+    form.previous_secret_expires_at = None
+    form.save()
+    return form
+
+
+@transaction.atomic
+def secret_rotate(*, organization, form: CaptureForm) -> tuple[CaptureForm, str]:
+    """A new secret, shown once; the previous one stays valid for 24 hours so senders can switch over."""
+    form = _writable(organization=organization, form=form)
+    if form.delivery_mode != CaptureForm.Mode.SIGNED:
+        raise SigningNotEnabled()
+    secret = _new_secret()
+    form.previous_secret_encrypted = form.secret_encrypted
+    form.previous_secret_expires_at = timezone.now() + SECRET_OVERLAP
+    form.secret_encrypted = crypto.encrypt(secret)
+    form.save()
+    return form, secret
+
+
+@transaction.atomic
+def secret_revoke_previous(*, organization, form: CaptureForm) -> CaptureForm:
+    form = _writable(organization=organization, form=form)
+    if not form.previous_secret_encrypted or (
+        form.previous_secret_expires_at and form.previous_secret_expires_at <= timezone.now()
+    ):
+        raise NoPreviousSecret()
+    form.previous_secret_encrypted, form.previous_secret_expires_at = "", None
+    form.save()
+    return form
+
+
+@transaction.atomic
+def mapping_confirm(*, organization, form: CaptureForm, mapping: dict[str, str] | None) -> tuple[CaptureForm, int]:
+    """Confirm the field mapping (optionally replacing it); the parked submissions are replayed in the order they
+    arrived, after this commits. Returns the form and how many were parked."""
+    form = _writable(organization=organization, form=form)
+    if mapping is not None:
+        form.field_mapping = mapping
+    form.mapping_confirmed_at = timezone.now()
+    form.save()
+    parked = CaptureSubmission.objects.for_org(organization).filter(form=form, status=CaptureSubmission.Status.PARKED)
+    count = parked.update(status=CaptureSubmission.Status.RECEIVED)
+    if count:
+        from apps.capture.tasks import process_form_backlog
+
+        transaction.on_commit(lambda: process_form_backlog.delay(str(form.id)))
+    return form, count
+
+
+# --- receiving ------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """A post, as the view read it: flat fields, the delivery id (if any), a digest of the content, and files."""
+
+    fields: dict[str, Any]
+    delivery_id: str | None
+    content_digest: str
+    files: list = ()  # [(field name, UploadedFile)]
+
+
+@dataclass(frozen=True)
+class Receipt:
+    submission: CaptureSubmission
+    replayed: bool  # the same delivery id and content came before: nothing new was recorded
+
+
+def _store(*, form: CaptureForm, incoming: Incoming, status: str) -> Receipt:
+    submission = CaptureSubmission(
+        organization_id=form.organization_id,
+        form=form,
+        delivery_id=incoming.delivery_id,
+        content_digest=incoming.content_digest,
+        fields=incoming.fields,
+        status=status,
+    )
+    try:
+        with transaction.atomic():
+            submission.save(force_insert=True)
+            _store_files(submission, incoming.files)
+    except IntegrityError:
+        if incoming.delivery_id is None:
+            raise
+        existing = CaptureSubmission.objects.for_org(form.organization_id).get(
+            form=form, delivery_id=incoming.delivery_id
+        )
+        if not crypto.constant_time_equals(existing.content_digest, incoming.content_digest):
+            raise DeliveryConflict() from None
+        return Receipt(existing, replayed=True)
+    return Receipt(submission, replayed=False)
+
+
+def _store_files(submission: CaptureSubmission, files) -> None:
+    """Files go to the media storage inside the storing transaction: if one cannot be written the whole capture is
+    refused (503) and the files already written are removed."""
+    from apps.accounts.media import media_storage
+
+    storage = media_storage()
+    written: list[str] = []
+    try:
+        for field_name, upload in files:
+            name = storage.save(f"capture/{submission.organization_id}/{submission.id}/{upload.name[-100:]}", upload)
+            written.append(name)
+            CaptureAttachment.objects.create(
+                organization_id=submission.organization_id,
+                submission=submission,
+                field_name=field_name[:200],
+                file_name=upload.name[-255:],
+                content_type=(upload.content_type or "")[:200],
+                size=upload.size,
+                storage_name=name,
+            )
+    except Exception:
+        for name in written:
+            try:
+                storage.delete(name)
+            except OSError:
+                logger.warning("capture attachment cleanup failed")
+        raise
+
+
+def _require_caller_number(*, form: CaptureForm, incoming: Incoming) -> None:
+    """An incoming call is one caller's number: without a usable one (after the mapping) it is refused, unrecorded."""
+    if not interpret(incoming.fields, form.field_mapping).patient.get("phone_mobile"):
+        raise ValidationFailed.for_field("phone", "an incoming call needs the caller's phone number")
+
+
+def capture_receive(*, form: CaptureForm, incoming: Incoming) -> Receipt:
+    """Store the post (idempotent per delivery id) and queue its processing. Stored is the promise the 201 makes:
+    the lead is made by a worker moments later (`tasks.process_submission`), and if the broker or the processing
+    fails the beat sweep picks the submission up. A post that could not be stored raises (the view answers 503,
+    nothing was kept)."""
+    confirmed = form.mapping_confirmed_at is not None
+    if confirmed and form.kind == CaptureForm.Kind.INCOMING_CALLS:
+        _require_caller_number(form=form, incoming=incoming)
+    status = CaptureSubmission.Status.RECEIVED if confirmed else CaptureSubmission.Status.PARKED
+    receipt = _store(form=form, incoming=incoming, status=status)
+    if receipt.submission.status == CaptureSubmission.Status.RECEIVED:
+        _queue_processing(receipt.submission)
+    return receipt
+
+
+def _queue_processing(submission: CaptureSubmission) -> None:
+    from apps.capture.tasks import process_submission
+
+    try:
+        process_submission.delay(str(submission.id), str(submission.organization_id))
+    except Exception:
+        # Stored is stored: the sender is told so, and the sweep processes it (ten attempts) while this is looked at.
+        logger.exception("capture submission %s stored, processing left to the sweep", submission.id)
+
+
+# --- processing -----------------------------------------------------------------------------------------------------
+
+
+def patient_match(*, organization, email: str | None, phone: str | None) -> Patient | None:
+    """The practice's patient with this e-mail (any case) or phone (digits compared, "00" as "+"), following a
+    merge to its survivor. Active patients win over archived ones; the oldest wins among equals."""
+    conditions = Q()
+    if email:
+        conditions |= Q(email_upper=email.upper())
+    digits = phone_digits(phone or "")
+    if digits:
+        # The stored numbers are compared by their digits as written: "+39 …" and "0039 …" are the same number.
+        spellings = [digits, f"00{digits}"]
+        conditions |= Q(mobile_digits__in=spellings) | Q(other_digits__in=spellings)
+    if not conditions:
+        return None
+    candidate = (
+        Patient.objects.for_org(organization)
+        .annotate(
+            email_upper=Upper("email"),
+            mobile_digits=digits_of("phone_mobile"),
+            other_digits=digits_of("phone_other"),
+        )
+        .filter(conditions)
+        .order_by(F("archived_at").asc(nulls_first=True), "created_at", "id")
+        .first()
+    )
+    hops = 0
+    while candidate is not None and candidate.merged_into_id is not None and hops < 5:
+        candidate = Patient.objects.for_org(organization).filter(id=candidate.merged_into_id).first()
+        hops += 1
+    return candidate
+
+
+def _usable(model, organization, record):
+    """A form default that is still in use (not archived), or None."""
+    if record is None:
+        return None
+    if model is Treatment:
+        return record if record.active else None
+    return record if record.archived_at is None else None
+
+
+def _by_name(model, organization, name: str):
+    if not name:
+        return None
+    queryset = model.objects.for_org(organization).filter(name__iexact=name)
+    queryset = queryset.filter(active=True) if model is Treatment else queryset.filter(archived_at__isnull=True)
+    return queryset.order_by("created_at", "id").first()
+
+
+def _fill_gaps(patient: Patient, data: dict[str, Any]) -> dict[str, Any]:
+    """What a known patient's record lacks and the submission brings: never overwrites what the practice has."""
+    return {key: value for key, value in data.items() if getattr(patient, key) in (None, "")}
+
+
+def _touch(*, form: CaptureForm, submission: CaptureSubmission, patient: Patient, found: Interpreted) -> None:
+    attribution = found.attribution
+    click = next(((name, attribution[name]) for name in CLICK_IDS if attribution.get(name)), ("", ""))
+    AttributionTouch.objects.create(
+        organization_id=form.organization_id,
+        patient=patient,
+        form=form,
+        submission=submission,
+        **{name: attribution.get(name, "")[:255] for name in UTM_FIELDS},
+        click_id_type=click[0],
+        click_id=click[1][:500],
+        landing_url=attribution.get("landing_url", ""),
+        referrer=attribution.get("referrer", ""),
+        occurred_at=submission.created_at,
+    )
+
+
+@transaction.atomic
+def submission_process(*, submission_id, organization_id) -> CaptureSubmission | None:
+    """Turn one stored submission into its lead: match or create the patient, open the journey, record the touch,
+    consent and message, and open an intake-review item where a form default could not be applied. Idempotent:
+    a submission already processed (or parked, or taken by another worker) is left alone."""
+    submission = (
+        CaptureSubmission.objects.for_org(organization_id)
+        # Only the submission row: FOR UPDATE over the join would also lock the form and the practice row (every
+        # tenant insert's foreign-key check waits on that) and make concurrent captures of one form skip each other.
+        .select_for_update(skip_locked=True, of=("self",))
+        .select_related("form", "form__organization")
+        .filter(id=submission_id, status=CaptureSubmission.Status.RECEIVED)
+        .first()
+    )
+    if submission is None:
+        return None
+    form, organization = submission.form, submission.form.organization
+    submission.attempts += 1
+    if form.mapping_confirmed_at is None:
+        submission.status = CaptureSubmission.Status.PARKED
+        submission.save(update_fields=["status", "attempts", "updated_at"])
+        return submission
+    found = interpret(submission.fields, form.field_mapping)
+    calls = form.kind == CaptureForm.Kind.INCOMING_CALLS
+    if not (found.patient.get("phone_mobile") if calls else found.has_contact):
+        submission.status = CaptureSubmission.Status.REJECTED
+        submission.problem = "no usable phone" if calls else "no usable e-mail or phone"
+        submission.save(update_fields=["status", "problem", "attempts", "updated_at"])
+        return submission
+
+    reasons: list[str] = []
+    location = _by_name(Location, organization, found.location) or _usable(Location, organization, form.location)
+    # The default was needed (nothing named, or the named one unknown) and could not be applied: a person decides.
+    if location is None and form.location_id is not None:
+        reasons.append(IntakeReviewItem.Reason.LOCATION_ARCHIVED)
+    lead_source = _usable(LeadSource, organization, form.lead_source)
+    if lead_source is None and form.lead_source_id is not None:
+        reasons.append(IntakeReviewItem.Reason.LEAD_SOURCE_ARCHIVED)
+    treatment = _by_name(Treatment, organization, found.treatment) or _usable(
+        Treatment, organization, form.default_treatment
+    )
+    if treatment is None and form.default_treatment_id is not None:
+        reasons.append(IntakeReviewItem.Reason.TREATMENT_ARCHIVED)
+
+    # An incoming call is matched by the caller's number only; a form submission by e-mail or phone.
+    patient = patient_match(
+        organization=organization,
+        email=None if calls else found.patient.get("email"),
+        phone=found.patient.get("phone_mobile"),
+    )
+    created = patient is None
+    if created:
+        data = dict(found.patient)
+        data.setdefault("first_name", "Unknown")
+        data["custom_fields"] = found.custom
+        data |= {"location": location, "lead_source": lead_source}
+        patient = patient_create(organization=organization, user=None, data=data)
+    else:
+        gaps = _fill_gaps(patient, found.patient | {"location": location, "lead_source": lead_source})
+        extra = {k: v for k, v in found.custom.items() if k not in patient.custom_fields}
+        if extra:
+            gaps["custom_fields"] = patient.custom_fields | extra
+        if gaps:
+            patient = patient_update(organization=organization, user=None, patient=patient, data=gaps)
+        if patient.archived_at is not None:
+            reasons.append(IntakeReviewItem.Reason.PATIENT_ARCHIVED)
+
+    journey = _journey_for(organization=organization, form=form, patient=patient, treatment=treatment)
+    _touch(form=form, submission=submission, patient=patient, found=found)
+    timeline_record(
+        organization=organization,
+        user=None,
+        patient_id=patient.id,
+        kind=Activity.Kind.CAPTURED,
+        summary=found.message,
+        data={"formId": str(form.id), "formName": form.name, "kind": form.kind, "submissionId": str(submission.id)},
+    )
+    if found.marketing_consent:
+        _grant_consent(organization=organization, form=form, submission=submission, patient=patient)
+    if reasons:
+        IntakeReviewItem.objects.create(
+            organization=organization, form=form, submission=submission, patient=patient, reasons=reasons
+        )
+    submission.status = CaptureSubmission.Status.PROCESSED
+    submission.patient = patient
+    submission.patient_created = created
+    submission.journey_id = journey.id if journey else None
+    submission.processed_at = timezone.now()
+    submission.save(
+        update_fields=["status", "patient", "patient_created", "journey_id", "processed_at", "attempts", "updated_at"]
+    )
+    return submission
+
+
+def _journey_for(*, organization, form: CaptureForm, patient: Patient, treatment: Treatment | None) -> Journey | None:
+    """Form submissions open a journey on the chosen treatment unless the patient has one open there already. An
+    incoming call stays on any journey the caller has open; otherwise one opens on the form's default treatment or
+    General enquiry."""
+    journeys = Journey.objects.for_org(organization).filter(patient=patient, status=JourneyStatus.OPEN)
+    if form.kind == CaptureForm.Kind.INCOMING_CALLS:
+        current = journeys.order_by("-created_at", "-id").first()
+        if current is not None:
+            return current
+    treatment = treatment or treatment_ensure_builtin(organization=organization)
+    current = journeys.filter(treatment=treatment).first()
+    if current is not None:
+        return current
+    source = "incoming_call" if form.kind == CaptureForm.Kind.INCOMING_CALLS else "capture_form"
+    return journey_create(
+        organization=organization,
+        user=None,
+        data={"patient": patient, "treatment": treatment, "source": source, "assignee": None},
+    )
+
+
+def _grant_consent(*, organization, form: CaptureForm, submission: CaptureSubmission, patient: Patient) -> None:
+    """Marketing consent ticked on the form: granted on the channels the lead gave us, with the form as evidence."""
+    channels = []
+    if patient.email:
+        channels.append(MarketingConsent.Channel.EMAIL)
+    if patient.phone_mobile:
+        channels.append(MarketingConsent.Channel.SMS)
+    for channel in channels:
+        consent_record(
+            organization=organization,
+            user=None,
+            patient=patient,
+            channel=channel,
+            status=MarketingConsent.State.GRANTED,
+            source="capture_form",
+            evidence=f"capture form {form.id} ({form.name[:80]}), submission {submission.id}",
+        )
+
+
+def process_backlog(*, form_id=None, older_than: timedelta = timedelta(0), limit: int = 500) -> int:
+    """Process stored submissions still waiting (after a confirmation, or a failure), oldest first. Each runs in
+    its own transaction, so one failing does not hold back the others."""
+    queryset = CaptureSubmission.objects.unscoped().filter(
+        status=CaptureSubmission.Status.RECEIVED,
+        attempts__lt=MAX_PROCESS_ATTEMPTS,
+        created_at__lte=timezone.now() - older_than,
+    )
+    if form_id is not None:
+        queryset = queryset.filter(form_id=form_id)
+    done = 0
+    for submission_id, organization_id in queryset.order_by("created_at", "id").values_list("id", "organization_id")[
+        :limit
+    ]:
+        try:
+            if submission_process(submission_id=submission_id, organization_id=organization_id):
+                done += 1
+        except Exception:
+            logger.exception("capture submission %s not processed; will retry", submission_id)
+            CaptureSubmission.objects.unscoped().filter(id=submission_id).update(attempts=F("attempts") + 1)
+    return done
+
+
+# --- intake review --------------------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def review_close(*, organization, user, item: IntakeReviewItem, status: str, note: str = "") -> IntakeReviewItem:
+    updated = (
+        IntakeReviewItem.objects.for_org(organization)
+        .filter(id=item.id, status=IntakeReviewItem.Status.OPEN)
+        .update(
+            status=status, resolved_at=timezone.now(), resolved_by=user, resolution_note=note, updated_at=timezone.now()
+        )
+    )
+    if not updated:
+        raise ReviewItemClosed()
+    return IntakeReviewItem.objects.for_org(organization).get(id=item.id)
+
+
+# --- patient erasure and merge -----------------------------------------------------------------------------------
+
+
+def erase_captures_of_patients(*, organization, patient_ids) -> ErasureResult:
+    """Right to erasure: the submissions that made or matched these patients hold their personal data, so they go
+    (with their files); touches and review items go with the patient row itself."""
+    from apps.accounts.media import media_storage
+
+    submissions = CaptureSubmission.objects.for_org(organization).filter(patient_id__in=patient_ids)
+    names = list(
+        CaptureAttachment.objects.for_org(organization)
+        .filter(submission__in=submissions)
+        .values_list("storage_name", flat=True)
+    )
+    submissions.delete()
+    if names:
+        transaction.on_commit(lambda: _delete_files(media_storage(), names))
+    return ErasureResult()
+
+
+def _delete_files(storage, names: list[str]) -> None:
+    for name in names:
+        try:
+            storage.delete(name)
+        except OSError:
+            logger.warning("capture attachment not deleted; remove it by hand")
+
+
+def repoint_captures_to_survivor(*, organization, survivor, duplicate) -> None:
+    for model in (CaptureSubmission, AttributionTouch, IntakeReviewItem):
+        model.objects.for_org(organization).filter(patient_id=duplicate.pk).update(patient_id=survivor.pk)

@@ -1,0 +1,29 @@
+"""Celery entry points of lead capture: thin and idempotent (a submission is processed under a row lock, once)."""
+
+from datetime import timedelta
+
+from celery import shared_task
+
+from apps.capture import services
+
+
+@shared_task(name="apps.capture.tasks.process_submission")
+def process_submission(submission_id: str, organization_id: str) -> bool:
+    """Right after a capture is stored: make its lead. A no-op when already processed (or taken by another)."""
+    return services.submission_process(submission_id=submission_id, organization_id=organization_id) is not None
+
+
+@shared_task(name="apps.capture.tasks.process_form_backlog")
+def process_form_backlog(form_id: str) -> int:
+    """After a mapping confirmation: the form's parked submissions, oldest first, in batches."""
+    done = services.process_backlog(form_id=form_id)
+    if done >= 500:
+        process_form_backlog.delay(form_id)
+    return done
+
+
+@shared_task(name="apps.capture.tasks.sweep")
+def sweep() -> int:
+    """Every minute (beat): stored submissions whose processing failed (e.g. the database went away between
+    storing and processing) get another go, up to ten attempts."""
+    return services.process_backlog(older_than=timedelta(seconds=30))
