@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.db.models.functions import Upper
 from django.utils import timezone
+from django_redis import get_redis_connection
 
 from apps.capture.errors import (
     CaptureFormArchived,
@@ -280,7 +281,7 @@ def _require_caller_number(*, form: CaptureForm, incoming: Incoming) -> None:
 
 def capture_receive(*, form: CaptureForm, incoming: Incoming) -> Receipt:
     """Store the post (idempotent per delivery id) and queue its processing. Stored is the promise the 201 makes:
-    the lead is made by a worker moments later (`tasks.process_submission`), and if the broker or the processing
+    the lead is made by a worker moments later (`tasks.drain_practice`), and if the broker or the processing
     fails the beat sweep picks the submission up. A post that could not be stored raises (the view answers 503,
     nothing was kept)."""
     confirmed = form.mapping_confirmed_at is not None
@@ -293,14 +294,56 @@ def capture_receive(*, form: CaptureForm, incoming: Incoming) -> Receipt:
     return receipt
 
 
+DRAIN_FLAG_SECONDS = 30
+
+
+def _drain_flag(organization_id) -> str:
+    return f"svc:capture:drain:{organization_id}"
+
+
 def _queue_processing(submission: CaptureSubmission) -> None:
-    from apps.capture.tasks import process_submission
+    """Ask a worker to drain the practice's stored submissions, unless a drain is already asked for or running
+    (a Redis flag): a burst of captures costs one Celery message, not one each, and one worker works through them
+    in order on one connection."""
+    from apps.capture.tasks import drain_practice
 
     try:
-        process_submission.delay(str(submission.id), str(submission.organization_id))
+        if get_redis_connection("default").set(
+            _drain_flag(submission.organization_id), "1", nx=True, ex=DRAIN_FLAG_SECONDS
+        ):
+            drain_practice.delay(str(submission.organization_id))
     except Exception:
         # Stored is stored: the sender is told so, and the sweep processes it (ten attempts) while this is looked at.
         logger.exception("capture submission %s stored, processing left to the sweep", submission.id)
+
+
+def drain_practice(*, organization_id, batch: int = 100) -> int:
+    """Process the practice's stored submissions, oldest first, each in its own transaction, each at most once per
+    drain (a failure waits for the sweep, which counts attempts). The flag is released before a last look, so a
+    capture stored while it was held is never left waiting for the sweep."""
+    redis = get_redis_connection("default")
+    flag = _drain_flag(organization_id)
+    seen: set = set()
+    done = 0
+    while True:
+        waiting = CaptureSubmission.objects.for_org(organization_id).filter(
+            status=CaptureSubmission.Status.RECEIVED, attempts__lt=MAX_PROCESS_ATTEMPTS
+        )
+        ids = [i for i in waiting.order_by("created_at", "id").values_list("id", flat=True)[: batch + len(seen)]]
+        ids = [i for i in ids if i not in seen][:batch]
+        if not ids:
+            redis.delete(flag)
+            if not waiting.exclude(id__in=seen).exists() or not redis.set(flag, "1", nx=True, ex=DRAIN_FLAG_SECONDS):
+                return done
+            continue
+        for submission_id in ids:
+            seen.add(submission_id)
+            try:
+                if submission_process(submission_id=submission_id, organization_id=organization_id):
+                    done += 1
+            except Exception:
+                logger.exception("capture submission %s not processed; the sweep retries it", submission_id)
+        redis.expire(flag, DRAIN_FLAG_SECONDS)
 
 
 # --- processing -----------------------------------------------------------------------------------------------------

@@ -7,10 +7,10 @@ from celery import shared_task
 from apps.capture import services
 
 
-@shared_task(name="apps.capture.tasks.process_submission")
-def process_submission(submission_id: str, organization_id: str) -> bool:
-    """Right after a capture is stored: make its lead. A no-op when already processed (or taken by another)."""
-    return services.submission_process(submission_id=submission_id, organization_id=organization_id) is not None
+@shared_task(name="apps.capture.tasks.drain_practice")
+def drain_practice(organization_id: str) -> int:
+    """Right after captures are stored: make their leads, oldest first (one drain per practice at a time)."""
+    return services.drain_practice(organization_id=organization_id)
 
 
 @shared_task(name="apps.capture.tasks.process_form_backlog")
