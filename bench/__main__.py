@@ -18,7 +18,8 @@ PostgreSQL and Redis must answer (make bench runs scripts/ensure-services.sh fir
 
 The outbound-webhook benchmark is a separate subcommand: python -m bench webhooks --help. So is the MCP server's
 overhead over the REST request it runs: python -m bench mcp --help. So are the CRM reads of issue 8 (journeys board,
-Today, calendar, my tasks): python -m bench crm --help."""
+Today, calendar, my tasks): python -m bench crm --help. So is the signed lead-capture throughput of issue 9:
+python -m bench capture --help."""
 
 
 def _env_int(name: str, default: int) -> int:
@@ -78,6 +79,10 @@ def main(argv=None) -> int:
         from bench.crm.run import main as crm_main
 
         return crm_main(argv[1:])
+    if argv[:1] == ["capture"]:  # python -m bench capture … (make bench BENCH_ARGS=capture)
+        from bench.leadcapture.run import main as capture_main
+
+        return capture_main(argv[1:])
     args = parse_args(argv)
     started_at = datetime.datetime.now(datetime.UTC)
     t_start = time.monotonic()
@@ -164,7 +169,7 @@ def main(argv=None) -> int:
             all(index in plan for index in report.SEARCH_INDEXES)
             for s in searches
             for sql, plan in s.extra["explain"]
-            if sql.lstrip().upper().startswith("SELECT COUNT(")
+            if "patients_searchterm" in sql  # the statement finding and counting the matches
         )
     section = report.section(
         patients=info.patients,

@@ -1,0 +1,5 @@
+import sys
+
+from bench.leadcapture.run import main
+
+sys.exit(main())
