@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import F, Q
 from django.db.models.functions import Upper
 from django.utils import timezone
@@ -186,7 +186,8 @@ def secret_revoke_previous(*, organization, form: CaptureForm) -> CaptureForm:
 def mapping_confirm(*, organization, form: CaptureForm, mapping: dict[str, str] | None) -> tuple[CaptureForm, int]:
     """Confirm the field mapping (optionally replacing it); the parked submissions are replayed in the order they
     arrived, after this commits. Returns the form and how many were parked."""
-    form = _writable(organization=organization, form=form)
+    # Allowed on an archived form too: its parked submissions are leads the practice already received.
+    form = _locked(organization=organization, form=form)
     if mapping is not None:
         form.field_mapping = mapping
     form.mapping_confirmed_at = timezone.now()
@@ -244,6 +245,10 @@ def _store(*, form: CaptureForm, incoming: Incoming, status: str) -> Receipt:
     return Receipt(submission, replayed=False)
 
 
+class AttachmentsNotStored(Exception):
+    """A multipart file could not be written to the media storage: the capture is refused as not stored."""
+
+
 def _store_files(submission: CaptureSubmission, files) -> None:
     """Files go to the media storage inside the storing transaction: if one cannot be written the whole capture is
     refused (503) and the files already written are removed."""
@@ -264,13 +269,16 @@ def _store_files(submission: CaptureSubmission, files) -> None:
                 size=upload.size,
                 storage_name=name,
             )
-    except Exception:
+    except Exception as exc:
         for name in written:
             try:
                 storage.delete(name)
-            except OSError:
+            except Exception:
                 logger.warning("capture attachment cleanup failed")
-        raise
+        if isinstance(exc, DatabaseError):
+            raise
+        # Any storage backend's failure (OSError on disk, botocore's errors on S3): the capture is not stored.
+        raise AttachmentsNotStored(type(exc).__name__) from None
 
 
 def _require_caller_number(*, form: CaptureForm, incoming: Incoming) -> None:
@@ -314,7 +322,7 @@ def _queue_processing(submission: CaptureSubmission) -> None:
             drain_practice.delay(str(submission.organization_id))
     except Exception:
         # Stored is stored: the sender is told so, and the sweep processes it (ten attempts) while this is looked at.
-        logger.exception("capture submission %s stored, processing left to the sweep", submission.id)
+        logger.warning("capture submission %s stored, processing left to the sweep", submission.id)
 
 
 def drain_practice(*, organization_id, batch: int = 100) -> int:
@@ -341,8 +349,11 @@ def drain_practice(*, organization_id, batch: int = 100) -> int:
             try:
                 if submission_process(submission_id=submission_id, organization_id=organization_id):
                     done += 1
-            except Exception:
-                logger.exception("capture submission %s not processed; the sweep retries it", submission_id)
+            except Exception as exc:
+                # The type only: a database error's detail can quote the values a lead typed.
+                logger.warning(
+                    "capture submission %s not processed (%s); the sweep retries it", submission_id, type(exc).__name__
+                )
         redis.expire(flag, DRAIN_FLAG_SECONDS)
 
 
@@ -435,6 +446,10 @@ def submission_process(*, submission_id, organization_id) -> CaptureSubmission |
     )
     if submission is None:
         return None
+    # One submission of a practice at a time, whichever path runs it (drain, sweep, replay): two submissions of one
+    # person processed at once would both find no patient and create two.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"capture:{organization_id}"])
     form, organization = submission.form, submission.form.organization
     submission.attempts += 1
     if form.mapping_confirmed_at is None:
@@ -497,7 +512,9 @@ def submission_process(*, submission_id, organization_id) -> CaptureSubmission |
         data={"formId": str(form.id), "formName": form.name, "kind": form.kind, "submissionId": str(submission.id)},
     )
     if found.marketing_consent:
-        _grant_consent(organization=organization, form=form, submission=submission, patient=patient)
+        _grant_consent(
+            organization=organization, form=form, submission=submission, patient=patient, given=found.patient
+        )
     if reasons:
         IntakeReviewItem.objects.create(
             organization=organization, form=form, submission=submission, patient=patient, reasons=reasons
@@ -534,12 +551,15 @@ def _journey_for(*, organization, form: CaptureForm, patient: Patient, treatment
     )
 
 
-def _grant_consent(*, organization, form: CaptureForm, submission: CaptureSubmission, patient: Patient) -> None:
-    """Marketing consent ticked on the form: granted on the channels the lead gave us, with the form as evidence."""
+def _grant_consent(
+    *, organization, form: CaptureForm, submission: CaptureSubmission, patient: Patient, given: dict
+) -> None:
+    """Marketing consent ticked on the form: granted, with the form as evidence, only on the channels this
+    submission gave and the patient's record holds (never on an address the submitter did not enter)."""
     channels = []
-    if patient.email:
+    if given.get("email") and (patient.email or "").lower() == given["email"].lower():
         channels.append(MarketingConsent.Channel.EMAIL)
-    if patient.phone_mobile:
+    if given.get("phone_mobile") and phone_digits(patient.phone_mobile or "") == phone_digits(given["phone_mobile"]):
         channels.append(MarketingConsent.Channel.SMS)
     for channel in channels:
         consent_record(
@@ -551,6 +571,20 @@ def _grant_consent(*, organization, form: CaptureForm, submission: CaptureSubmis
             source="capture_form",
             evidence=f"capture form {form.id} ({form.name[:80]}), submission {submission.id}",
         )
+
+
+def unpark_confirmed(*, older_than: timedelta = timedelta(seconds=30)) -> int:
+    """Parked submissions of forms whose mapping is confirmed, back to received: a post that raced the confirmation
+    (read the form unconfirmed, stored after the confirmation's replay) would otherwise wait for ever."""
+    return (
+        CaptureSubmission.objects.unscoped()
+        .filter(
+            status=CaptureSubmission.Status.PARKED,
+            form__mapping_confirmed_at__isnull=False,
+            created_at__lte=timezone.now() - older_than,
+        )
+        .update(status=CaptureSubmission.Status.RECEIVED)
+    )
 
 
 def process_backlog(*, form_id=None, older_than: timedelta = timedelta(0), limit: int = 500) -> int:
@@ -570,8 +604,8 @@ def process_backlog(*, form_id=None, older_than: timedelta = timedelta(0), limit
         try:
             if submission_process(submission_id=submission_id, organization_id=organization_id):
                 done += 1
-        except Exception:
-            logger.exception("capture submission %s not processed; will retry", submission_id)
+        except Exception as exc:
+            logger.warning("capture submission %s not processed (%s); will retry", submission_id, type(exc).__name__)
             CaptureSubmission.objects.unscoped().filter(id=submission_id).update(attempts=F("attempts") + 1)
     return done
 
@@ -598,10 +632,26 @@ def review_close(*, organization, user, item: IntakeReviewItem, status: str, not
 
 def erase_captures_of_patients(*, organization, patient_ids) -> ErasureResult:
     """Right to erasure: the submissions that made or matched these patients hold their personal data, so they go
-    (with their files); touches and review items go with the patient row itself."""
+    (with their files); so do the practice's submissions not made into a lead (parked, waiting, rejected) that
+    carry one of their e-mail addresses or phone numbers as written. Touches and review items go with the patient
+    row itself."""
     from apps.accounts.media import media_storage
 
-    submissions = CaptureSubmission.objects.for_org(organization).filter(patient_id__in=patient_ids)
+    contacts = {
+        value
+        for row in Patient.objects.for_org(organization)
+        .filter(id__in=patient_ids)
+        .values_list("email", "phone_mobile", "phone_other")
+        for value in row
+        if value
+    }
+    unlinked = Q()
+    for value in contacts:
+        unlinked |= Q(fields__icontains=value)
+    matches = Q(patient_id__in=patient_ids)
+    if contacts:
+        matches |= Q(patient__isnull=True) & unlinked
+    submissions = CaptureSubmission.objects.for_org(organization).filter(matches)
     names = list(
         CaptureAttachment.objects.for_org(organization)
         .filter(submission__in=submissions)

@@ -25,5 +25,7 @@ def process_form_backlog(form_id: str) -> int:
 @shared_task(name="apps.capture.tasks.sweep")
 def sweep() -> int:
     """Every minute (beat): stored submissions whose processing failed (e.g. the database went away between
-    storing and processing) get another go, up to ten attempts."""
+    storing and processing) get another go, up to ten attempts; so do parked ones that raced the mapping's
+    confirmation."""
+    services.unpark_confirmed()
     return services.process_backlog(older_than=timedelta(seconds=30))

@@ -20,6 +20,8 @@ class CamelCaseStrictJSONParser(JSONParser):
         try:
             text = stream.read().decode("utf-8")
             data = json.loads(text, parse_constant=_refuse_constant)
+            return underscoreize(data, **camel_settings.JSON_UNDERSCOREIZE)
         except (ValueError, UnicodeDecodeError) as exc:
             raise ParseError(f"the body is not valid JSON ({exc})") from None
-        return underscoreize(data, **camel_settings.JSON_UNDERSCOREIZE)
+        except RecursionError:
+            raise ParseError("the body is nested too deeply") from None

@@ -1,11 +1,17 @@
 """Processing after storing: one drain per practice at a time (a Redis flag), every stored capture processed."""
 
+import threading
+import time
+
+import pytest
+from django.db import connection
+from django.utils import timezone
 from django_redis import get_redis_connection
 
 from apps.capture import services, tasks
-from apps.capture.models import CaptureSubmission
+from apps.capture.models import CaptureForm, CaptureSubmission
 from apps.patients.models import Patient
-from tests.capture.conftest import public_post, submissions_of
+from tests.capture.conftest import json_post, public_post, submissions_of
 
 LEAD = {"first_name": "Maria", "email": "maria@example.com"}
 
@@ -41,3 +47,36 @@ def test_a_drain_leaves_other_practices_alone(owner, outsider, create_form):
 
     assert tasks.drain_practice(str(outsider.organization.id)) == 0
     assert submissions_of(owner.organization).get().status == CaptureSubmission.Status.RECEIVED
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_workers_processing_one_practice_at_once_make_one_patient(owner, create_form, monkeypatch):
+    """The drain flag keeps one drain per practice, but the sweep and a mapping replay can run beside it: the
+    practice's advisory lock serializes processing, so the second submission of one person matches the first."""
+    form = create_form(confirmMapping=False)
+    for name in ("First", "Second"):
+        assert json_post(form, {"email": "dup@example.com", "first_name": name}).status_code == 201
+    ids = list(submissions_of(owner.organization).values_list("id", flat=True))
+    CaptureForm.objects.unscoped().filter(id=form["id"]).update(mapping_confirmed_at=timezone.now())
+    CaptureSubmission.objects.unscoped().filter(id__in=ids).update(status=CaptureSubmission.Status.RECEIVED)
+    real_match = services.patient_match
+
+    def slow_match(**kwargs):
+        found = real_match(**kwargs)
+        time.sleep(0.3)  # widen the window between looking for the patient and creating it
+        return found
+
+    monkeypatch.setattr(services, "patient_match", slow_match)
+
+    def process(submission_id):
+        try:
+            services.submission_process(submission_id=submission_id, organization_id=owner.organization.id)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=process, args=(submission_id,)) for submission_id in ids]
+    [thread.start() for thread in threads]
+    [thread.join() for thread in threads]
+
+    assert Patient.objects.for_org(owner.organization).filter(email="dup@example.com").count() == 1
+    assert set(submissions_of(owner.organization).values_list("status", flat=True)) == {"processed"}

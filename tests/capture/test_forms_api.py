@@ -26,6 +26,7 @@ from tests.capture.conftest import (
     post_json,
     public_post,
     signed_post,
+    submissions_of,
 )
 from tests.factories import LeadSourceFactory, LocationFactory
 from tests.helpers import assert_error
@@ -414,12 +415,27 @@ def test_archive_is_final(owner, api, create_form):
     assert_error(patch_json(api, form_path(form), {"name": "Again"}), 409, "CAPTURE_FORM_ARCHIVED")
     for action in ("pause", "resume", "archive", "token/regenerate", "signing/enable", "signing/disable"):
         assert_error(post_json(api, form_path(form, action)), 409, "CAPTURE_FORM_ARCHIVED")
-    assert_error(post_json(api, form_path(form, "mapping/confirm"), {}), 409, "CAPTURE_FORM_ARCHIVED")
     assert_error(public_post(form, LEAD), 404, "NOT_FOUND")
     assert form_snapshot(form["id"]) == before_form
     assert counts(owner.organization) == before
     # Still readable.
     assert api.get(form_path(form)).json()["status"] == "archived"
+
+
+def test_an_archived_forms_parked_leads_can_still_be_confirmed_and_replayed(
+    owner, api, create_form, django_capture_on_commit_callbacks
+):
+    form = create_form(confirmMapping=False)
+    assert public_post(form, LEAD).status_code == 201
+    assert post_json(api, form_path(form, "archive")).status_code == 200
+
+    with django_capture_on_commit_callbacks(execute=True):
+        confirmed = post_json(api, form_path(form, "mapping/confirm"), {})
+
+    assert confirmed.status_code == 200, confirmed.content
+    assert confirmed.json()["replaying"] == 1
+    assert submissions_of(owner.organization).get().status == "processed"
+    assert confirmed.json()["form"]["status"] == "archived"
 
 
 def test_regenerated_token_replaces_the_old_url_at_once(owner, api, create_form):

@@ -264,6 +264,20 @@ def test_erasing_a_patient_removes_their_captures(
     assert AttributionTouch.objects.for_org(owner.organization).count() == 1
 
 
+def test_erasure_also_removes_unprocessed_submissions_carrying_the_patients_contacts(owner, api, create_form):
+    patient = PatientFactory(organization=owner.organization, email="maria@example.com", phone_mobile="+39 333 1")
+    parked = create_form(confirmMapping=False)
+    assert public_post(parked, {"correo": "MARIA@example.com"}).status_code == 201
+    assert public_post(parked, {"tel": "+39 333 1"}).status_code == 201
+    assert public_post(parked, {"correo": "other@example.com"}).status_code == 201
+
+    response = api.delete(f"/patients/{patient.id}")
+
+    assert response.status_code == 200, response.content
+    left = submissions_of(owner.organization)
+    assert [row.fields for row in left] == [{"correo": "other@example.com"}]
+
+
 def test_merge_repoints_touches_and_submissions_to_the_survivor(owner, api, create_form):
     form = create_form()
     survivor = PatientFactory(organization=owner.organization, email="survivor@example.com")

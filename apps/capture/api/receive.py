@@ -4,6 +4,7 @@ forms, and the flat field dict both hand to the capture service."""
 import hashlib
 import json
 import math
+import re
 import time
 from typing import Any
 
@@ -20,6 +21,7 @@ MAX_DELIVERY_ID = 200
 TIMESTAMP_SKEW_SECONDS = 300
 MAX_FIELDS = 200
 MAX_FILES = 10
+MAX_DEPTH = 32
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 # A filled honeypot field marks a bot: the hosted page hides it from people.
 HONEYPOT = "_svc_hp"
@@ -62,8 +64,13 @@ def _json_object(raw: bytes) -> dict:
         body = json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float)
     except (ValueError, UnicodeDecodeError):
         raise ValidationFailed.for_field("body", "is not valid JSON") from None
+    except RecursionError:
+        raise ValidationFailed.for_field("body", f"is nested deeper than {MAX_DEPTH} levels") from None
     if not isinstance(body, dict):
         raise ValidationFailed.for_field("body", "must be a JSON object")
+    problem = _unstorable(body)
+    if problem:
+        raise ValidationFailed.for_field("body", problem)
     return body
 
 
@@ -76,16 +83,27 @@ def _event_id(body: dict) -> str | None:
     return meta.get("event_id")
 
 
-def _has_nul(value: Any) -> bool:
-    """PostgreSQL text and jsonb cannot hold U+0000: such a post could never be stored, so it is the sender's error
-    (400), not an outage to resend into (503)."""
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_has_nul(key) or _has_nul(item) for key, item in value.items())
-    if isinstance(value, list):
-        return any(_has_nul(item) for item in value)
-    return False
+def _unstorable(value: Any) -> str | None:
+    """Why PostgreSQL could never store this value, or None. Text and jsonb cannot hold U+0000 or a lone surrogate,
+    and nesting is capped: such a post is the sender's error (400), not an outage to resend into (503). Walked
+    without recursion, so no depth reaches a RecursionError."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return f"is nested deeper than {MAX_DEPTH} levels"
+        if isinstance(item, str):
+            if "\x00" in item:
+                return "text cannot contain NUL (U+0000) characters"
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return "text cannot contain unpaired surrogate characters"
+        elif isinstance(item, dict):
+            stack.extend((part, depth + 1) for pair in item.items() for part in pair)
+        elif isinstance(item, list):
+            stack.extend((part, depth + 1) for part in item)
+    return None
 
 
 def _checked_fields(fields: dict[str, Any]) -> dict[str, Any]:
@@ -94,8 +112,9 @@ def _checked_fields(fields: dict[str, Any]) -> dict[str, Any]:
     for name in fields:
         if not name or len(name) > MAX_FIELD_NAME:
             raise ValidationFailed.for_field("body", f"field names are 1 to {MAX_FIELD_NAME} characters")
-    if _has_nul(fields):
-        raise ValidationFailed.for_field("body", "text cannot contain NUL (U+0000) characters")
+    problem = _unstorable(fields)
+    if problem:
+        raise ValidationFailed.for_field("body", problem)
     return fields
 
 
@@ -121,7 +140,7 @@ def read_signed(request, form) -> Incoming:
     if delivery_id is None:
         raise ValidationFailed.for_field(DELIVERY_HEADER, "is required in signed mode")
     raw_timestamp = request.headers.get(TIMESTAMP_HEADER, "")
-    if not raw_timestamp.isdigit() or len(raw_timestamp) > 12:
+    if not re.fullmatch(r"[0-9]{1,12}", raw_timestamp):
         raise ValidationFailed.for_field(TIMESTAMP_HEADER, "must be Unix seconds")
     if abs(time.time() - int(raw_timestamp)) > TIMESTAMP_SKEW_SECONDS:
         raise TimestampOutOfRange()

@@ -116,7 +116,7 @@ class CaptureView(BaseApiView):
         if incoming is not None:
             try:
                 services.capture_receive(form=self.form, incoming=incoming)
-            except (DatabaseError, OSError) as exc:
+            except (DatabaseError, OSError, services.AttachmentsNotStored) as exc:
                 logger.warning("capture not stored (%s); answered 503", type(exc).__name__)
                 raise NotStored() from None
         from apps.sites.pages import browser_thanks  # a browser's form post (the hosted form page) gets a page
