@@ -110,3 +110,9 @@ def test_every_json_route_answers_400_to_a_body_nested_past_the_recursion_limit(
     raw = '{"firstName": "Ada", "email": "ada@example.com", "customFields": ' + '{"a": ' * 5000 + "1" + "}" * 5001
     response = api.post("/patients", raw, content_type="application/json")
     assert_error(response, 400, "VALIDATION_ERROR")
+
+
+def test_the_settings_routes_answer_400_to_a_body_nested_past_the_recursion_limit(api):
+    raw = '{"name": "Deep", "fieldMapping": ' + '{"a": ' * 5000 + '"x"' + "}" * 5001
+    response = api.post("/settings/capture-forms", raw, content_type="application/json")
+    assert_error(response, 400, "VALIDATION_ERROR")
