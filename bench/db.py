@@ -89,3 +89,21 @@ def connect(url: str, *, options: str = "", autocommit: bool = True) -> psycopg.
 
 class ServerSideCursor(ClientCursorMixin, psycopg.ServerCursor):
     """What Django's QuerySet.iterator() opens on PostgreSQL with psycopg 3 (client-side binding, named cursor)."""
+
+
+def uptime() -> str:
+    """The `uptime` line (load averages), recorded beside each run's figures."""
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "uptime unavailable"
+
+
+def flushable_redis_url(variable: str, default: str) -> str:
+    """A benchmark's Redis URL (from `variable`, else `default`); it must name a database other than 0, because the
+    benchmark flushes it."""
+    url = os.environ.get(variable) or default
+    number = urlsplit(url).path.lstrip("/")
+    if not number.isdigit() or int(number) == 0:
+        raise SystemExit(f"bench: the benchmark Redis URL must name a database other than 0 (it is flushed): {url}")
+    return url

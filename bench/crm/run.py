@@ -156,7 +156,7 @@ def main(argv=None) -> int:
     from bench import capture, db, report
     from bench.crm import doc
     from bench.crm import seed as crm_seed
-    from bench.mcp.run import uptime
+    from bench.db import uptime
     from bench.paths import RESULTS
     from bench.webhooks.run import wait_quiet
 

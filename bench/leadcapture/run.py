@@ -109,18 +109,7 @@ def database_url() -> str:
 
 
 def redis_url() -> str:
-    url = os.environ.get("BENCH_CAPTURE_REDIS_URL") or DEFAULT_REDIS_URL
-    number = urlsplit(url).path.lstrip("/")
-    if not number.isdigit() or int(number) == 0:
-        raise SystemExit(f"bench: the benchmark Redis URL must name a database other than 0 (it is flushed): {url}")
-    return url
-
-
-def uptime() -> str:
-    try:
-        return subprocess.run(["uptime"], capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "uptime unavailable"
+    return db.flushable_redis_url("BENCH_CAPTURE_REDIS_URL", DEFAULT_REDIS_URL)
 
 
 def commit() -> str:
@@ -506,7 +495,7 @@ def measure(url: str, info, forms: list[dict], emails: list[str], *, args, log, 
             phone_prefix="7410",
         )
         ports = [s.port for s in servers]
-        run = {"uptime_before": uptime()}
+        run = {"uptime_before": db.uptime()}
         log(run["uptime_before"])
         run["load_before"] = wait(args.max_load, args.max_wait, log)
         log(f"warm-up: {args.warmup:.0f}s, {args.concurrency} connections over {len(ports)} servers")
@@ -521,7 +510,7 @@ def measure(url: str, info, forms: list[dict], emails: list[str], *, args, log, 
             measured = load.run(plan, ports, concurrency=args.concurrency, seconds=args.duration)
             wall = time.monotonic() - t_begin
             window_end = datetime.datetime.now(datetime.UTC)
-        run["uptime_end"] = uptime()
+        run["uptime_end"] = db.uptime()
         log(run["uptime_end"])
         for server in servers:
             server.stop()

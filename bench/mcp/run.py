@@ -24,7 +24,6 @@ import json
 import os
 import secrets
 import statistics
-import subprocess
 import sys
 import time
 
@@ -61,13 +60,6 @@ def parse_args(argv=None):
     if args.iterations < 10 or args.warmup < 0:
         parser.error("--iterations ≥ 10, --warmup ≥ 0")
     return args
-
-
-def uptime() -> str:
-    try:
-        return subprocess.run(["uptime"], capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "uptime unavailable"
 
 
 def mint_tokens(organization_id: str) -> tuple[str, str, object]:
@@ -226,7 +218,7 @@ def main(argv=None) -> int:
     from bench.webhooks.run import wait_quiet
 
     capture.setup_django(url)
-    before_uptime = uptime()
+    before_uptime = db.uptime()
     log(before_uptime)
     with db.connect(url) as conn:
         machine = report.machine(conn)

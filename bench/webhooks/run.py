@@ -34,7 +34,6 @@ import threading
 import time
 import uuid
 from collections import Counter, defaultdict
-from urllib.parse import urlsplit
 
 from bench import db
 from bench.paths import RESULTS, ROOT
@@ -121,11 +120,7 @@ def database_url() -> str:
 
 
 def redis_url() -> str:
-    url = os.environ.get("BENCH_WEBHOOKS_REDIS_URL") or DEFAULT_REDIS_URL
-    number = urlsplit(url).path.lstrip("/")
-    if not number.isdigit() or int(number) == 0:
-        raise SystemExit(f"bench: the benchmark Redis URL must name a database other than 0 (it is flushed): {url}")
-    return url
+    return db.flushable_redis_url("BENCH_WEBHOOKS_REDIS_URL", DEFAULT_REDIS_URL)
 
 
 def process_env(url: str, redis: str, what_if: str = "") -> dict[str, str]:
