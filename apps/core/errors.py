@@ -8,10 +8,12 @@ import logging
 import uuid
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation, TooManyFieldsSent, TooManyFilesSent
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
+from django.http.multipartparser import MultiPartParserError
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 
@@ -246,6 +248,22 @@ def to_api_error(exc: BaseException) -> ApiError | None:
         return RateLimited(int(exc.wait or 1))
     if isinstance(exc, RequestDataTooBig):
         return PayloadTooLarge()
+    if isinstance(exc, TooManyFieldsSent):
+        return ApiError(
+            f"The request has more than {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS} query parameters or form fields.",
+            code="TOO_MANY_FIELDS",
+            details={"maxFields": settings.DATA_UPLOAD_MAX_NUMBER_FIELDS},
+        )
+    if isinstance(exc, TooManyFilesSent):
+        return ApiError(
+            f"The request has more than {settings.DATA_UPLOAD_MAX_NUMBER_FILES} files.",
+            code="TOO_MANY_FILES",
+            details={"maxFiles": settings.DATA_UPLOAD_MAX_NUMBER_FILES},
+        )
+    if isinstance(exc, MultiPartParserError):
+        return ValidationFailed.for_field("body", "is not a well-formed multipart/form-data body")
+    if isinstance(exc, SuspiciousOperation):  # a malformed multipart body, a bad Host header, ...
+        return ApiError("The request is malformed.", code="BAD_REQUEST")
     if isinstance(exc, DjangoPermissionDenied):
         return PermissionDenied()
     if isinstance(exc, (OperationalError, InterfaceError)):

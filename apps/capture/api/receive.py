@@ -13,6 +13,7 @@ from apps.capture.fields import ATTRIBUTION_FIELDS, MAX_FIELD_NAME
 from apps.capture.services import Incoming, form_secrets
 from apps.core import crypto
 from apps.core.errors import ApiError, UnsupportedMediaType, ValidationFailed
+from apps.core.parsers import refuse_replacement_characters, strict_form_fields
 
 DELIVERY_HEADER = "X-Service-Delivery-Id"
 TIMESTAMP_HEADER = "X-Service-Timestamp"
@@ -175,11 +176,12 @@ def read_public(request) -> Incoming | None:
         fields = {key: value for key, value in body.items() if key != "_svc"}
     elif media_type in FORM_TYPES:
         django_request = request._request
-        data = django_request.POST
-        fields = {}
-        for key in data:
-            values = data.getlist(key)
-            fields[key] = values[0] if len(values) == 1 else values
+        if media_type == "application/x-www-form-urlencoded":
+            form_fields = strict_form_fields(request.body, field="body")
+        else:
+            form_fields = {key: django_request.POST.getlist(key) for key in django_request.POST}
+            refuse_replacement_characters(form_fields, field="body")
+        fields = {key: values[0] if len(values) == 1 else values for key, values in form_fields.items()}
         event_id = fields.pop("_svc_event_id", None) or fields.pop("_svc[event_id]", None)
         files = [(name, upload) for name in django_request.FILES for upload in django_request.FILES.getlist(name)]
         if len(files) > MAX_FILES:
@@ -189,9 +191,9 @@ def read_public(request) -> Incoming | None:
     if fields.pop(HONEYPOT, ""):
         return None
     fields = {key: value for key, value in fields.items() if not key.startswith("_svc")}
-    for key, value in request.query_params.items():
+    for key, values in strict_form_fields(request.META.get("QUERY_STRING", ""), field="query").items():
         if key.lower() in ATTRIBUTION_FIELDS and key not in fields:
-            fields[key] = value
+            fields[key] = values[-1]
     header_id = _delivery_id_header(request)
     if isinstance(event_id, list) or (event_id is not None and not isinstance(event_id, str)):
         raise ValidationFailed.for_field("_svc.event_id", "must be a string")
