@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# `make run`: migrate, collectstatic, then run web (daphne), celery worker and celery beat together.
-# Ctrl-C (or SIGTERM) stops all three; if any one of them exits, the others are stopped and
-# this script exits non-zero.
+# `make run`: migrate, collectstatic, then run web (config.server: daphne with the JSON-envelope protocol edges),
+# celery worker and celery beat together. A process that exits or crashes is started again (after 1 s, doubling to
+# at most 30 s while it keeps failing quickly), as compose's restart policy does; Ctrl-C (or SIGTERM) stops all three.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,13 +32,24 @@ set -m
 
 PIDS=()
 NAMES=()
-start() { # name cmd...
-    local name=$1
-    shift
-    "$@" &
-    PIDS+=("$!")
-    NAMES+=("$name")
-    say "started $name (pid $!)"
+STARTS=() # when each was last started (SECONDS)
+DELAYS=() # its next restart delay, seconds
+
+command_of() { # name: the command line of that process
+    case $1 in
+    web) echo "$BIN/python -m config.server -b 0.0.0.0 -p $PORT config.asgi:application" ;;
+    worker) echo "$BIN/celery -A config worker -l info --concurrency 2" ;;
+    beat) echo "$BIN/celery -A config beat -l info --schedule .local/celerybeat-schedule" ;;
+    esac
+}
+
+start() { # index: (re)start the process in that slot
+    local i=$1
+    # shellcheck disable=SC2046 # the command line is split into words on purpose
+    $(command_of "${NAMES[$i]}") &
+    PIDS[$i]=$!
+    STARTS[$i]=$SECONDS
+    say "started ${NAMES[$i]} (pid $!)"
 }
 
 alive() { # pid: is anything in the child's process group still running?
@@ -83,9 +94,11 @@ trap 'on_signal INT 130' INT
 trap 'on_signal TERM 143' TERM
 trap 'on_signal HUP 129' HUP
 
-start web "$BIN/daphne" -b 0.0.0.0 -p "$PORT" config.asgi:application
-start worker "$BIN/celery" -A config worker -l info --concurrency 2
-start beat "$BIN/celery" -A config beat -l info --schedule .local/celerybeat-schedule
+NAMES=(web worker beat)
+for i in "${!NAMES[@]}"; do
+    DELAYS[$i]=1
+    start "$i"
+done
 
 cat <<EOF
 
@@ -102,29 +115,24 @@ cat <<EOF
 
 EOF
 
-# Wait until any child exits.
-rc=0
-reaped=0
-if ((BASH_VERSINFO[0] > 4 || (BASH_VERSINFO[0] == 4 && BASH_VERSINFO[1] >= 3))); then
-    wait -n || rc=$?
-    reaped=1
-else
-    # bash < 4.3 (macOS /bin/bash) has no `wait -n`: poll.
-    while :; do
-        for pid in "${PIDS[@]}"; do kill -0 "$pid" 2>/dev/null || break 2; done
-        sleep 1
-    done
-fi
-
-exited=unknown
-for i in "${!PIDS[@]}"; do
-    if ! kill -0 "${PIDS[$i]}" 2>/dev/null; then
-        exited=${NAMES[$i]}
-        if [ "$reaped" -eq 0 ]; then wait "${PIDS[$i]}" 2>/dev/null || rc=$?; fi
-        break
+# Supervise: whenever a child exits, start it again. A process that ran for a minute or more restarts after 1 s;
+# one that keeps dying quickly waits twice as long each time, up to 30 s, so a broken setting does not spin.
+while :; do
+    if ((BASH_VERSINFO[0] > 4 || (BASH_VERSINFO[0] == 4 && BASH_VERSINFO[1] >= 3))); then
+        wait -n 2>/dev/null || true
+    else
+        sleep 1 # bash < 4.3 (macOS /bin/bash) has no `wait -n`: poll.
     fi
+    [ "$STOPPING" -eq 1 ] && break
+    for i in "${!PIDS[@]}"; do
+        kill -0 "${PIDS[$i]}" 2>/dev/null && continue
+        rc=0
+        wait "${PIDS[$i]}" 2>/dev/null || rc=$?
+        if ((SECONDS - STARTS[i] >= 60)); then DELAYS[$i]=1; fi
+        say "${NAMES[$i]} exited (status $rc); restarting it in ${DELAYS[$i]} s"
+        sleep "${DELAYS[$i]}"
+        [ "$STOPPING" -eq 1 ] && break 2
+        start "$i"
+        DELAYS[$i]=$((DELAYS[i] * 2 > 30 ? 30 : DELAYS[i] * 2))
+    done
 done
-say "$exited exited (status $rc); stopping the others"
-stop_all
-[ "$rc" -ne 0 ] || rc=1
-exit "$rc"

@@ -1,9 +1,13 @@
 """A real Celery worker process on the real Redis broker, reading the test database."""
 
+import contextlib
 import os
+import socket
 import subprocess
 import sys
+import time
 
+import httpx
 import pytest
 from django.conf import settings
 from django.db import connection
@@ -65,3 +69,41 @@ def start_worker(worker_env, tmp_path):
 @pytest.fixture
 def worker(start_worker):
     return start_worker()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+SERVER_START_DEADLINE = 120  # seconds; a loaded machine migrates nothing here but imports the whole project
+
+
+@pytest.fixture
+def web_server(worker_env, tmp_path):
+    """The production HTTP server (`python -m config.server`, what `make run` serves) on a free port against the
+    test database; its address ("127.0.0.1:port"). Its output (access log included) goes to tmp_path / "web.log"."""
+    port = free_port()
+    log_path = tmp_path / "web.log"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "config.server", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
+        env=worker_env,
+        stdout=(log := log_path.open("wb")),
+        stderr=log,
+    )
+    address = f"127.0.0.1:{port}"
+    deadline = time.monotonic() + SERVER_START_DEADLINE
+    status = None
+    while status != 204:
+        assert process.poll() is None, log_path.read_text(errors="replace")[-3000:]
+        assert time.monotonic() < deadline, f"the server did not answer 204 in time (last: {status})"
+        with contextlib.suppress(httpx.HTTPError):
+            status = httpx.get(f"http://{address}/health/runtime", timeout=2).status_code
+        time.sleep(0.2)
+    yield address
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
