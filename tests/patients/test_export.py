@@ -411,3 +411,55 @@ def test_export_needs_a_credential(owner):
     response = Client().get(EXPORT)
 
     assert_error(response, 401, "UNAUTHENTICATED")
+
+
+# --- long selections: GET holds 1000 ids, POST holds 10000 (issue 26 §3) ------------------------------------------
+
+
+def post_export(client: Client, body):
+    return client.post(EXPORT, json.dumps(body), content_type="application/json")
+
+
+def test_get_takes_1000_ids_and_1001_are_400_pointing_to_post(owner, api):
+    patient = PatientFactory(organization=owner.organization)
+    ids = [str(patient.id)] + [str(uuid.uuid4()) for _ in range(999)]
+
+    assert exported_ids(export(api, ids=",".join(ids))) == {str(patient.id)}
+    assert_validation_error(export(api, ids=",".join([*ids, str(uuid.uuid4())])), "ids")
+
+
+def test_post_exports_a_selection_of_10000_ids_with_the_lists_parameters(owner, outsider, api):
+    mine = [PatientFactory(organization=owner.organization, city="Leeds") for _ in range(3)]
+    other_city = PatientFactory(organization=owner.organization, city="York")
+    theirs = PatientFactory(organization=outsider.organization, city="Leeds")
+    ids = [str(p.id) for p in [*mine, other_city, theirs]] + [str(uuid.uuid4()) for _ in range(9995)]
+
+    response = post_export(
+        api, {"ids": ids, "columns": "id,city", "filters": json.dumps({"city": "Leeds"}), "sort": "createdAt"}
+    )
+
+    header, *rows = csv_rows(response)
+    assert header == ["id", "city"]
+    assert {row[0] for row in rows} == {str(p.id) for p in mine}
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"ids": [str(uuid.uuid4())] * 10001}, "ids"),
+        ({"ids": []}, "ids"),
+        ({"ids": ["not-a-uuid"]}, "ids"),
+        ({"ids": "a,b"}, "ids"),
+        ({"colums": "id"}, "colums"),
+        ({"sort": "shoeSize"}, "sort"),
+    ],
+    ids=["10001-ids", "empty", "not-a-uuid", "a-string", "unknown-key", "bad-sort"],
+)
+def test_post_export_refuses_bad_bodies_naming_the_field(owner, api, body, field):
+    assert_validation_error(post_export(api, body), field)
+
+
+def test_post_export_needs_patient_export_and_a_credential(owner, member_factory):
+    analyst_without = member_factory(role="dentist", organization=owner.organization)
+    assert post_export(analyst_without.api_client(), {"ids": [str(uuid.uuid4())]}).status_code == 403
+    assert assert_error(post_export(Client(), {}), 401, "UNAUTHENTICATED")

@@ -533,17 +533,28 @@ class ColumnsField(serializers.CharField):
 
 
 class IdsField(serializers.CharField):
+    """Comma-separated 36-character UUIDs, at most `max_ids` of them (the schema's maxLength says the same)."""
+
+    def __init__(self, *, max_ids: int, **kwargs):
+        self.max_ids = max_ids
+        super().__init__(max_length=max_ids * 37 - 1, **kwargs)
+
     def to_internal_value(self, data):
         from apps.core.uuids import parse_uuid
 
         value = super().to_internal_value(data)
         parts = value.split(",")
+        if len(parts) > self.max_ids:  # checked here: the length validators run on the parsed tuple
+            raise serializers.ValidationError(f"at most {self.max_ids} ids")
         parsed = [parse_uuid(p) if len(p) == 36 else None for p in parts]
         if any(p is None for p in parsed):
             raise serializers.ValidationError("must be comma-separated 36-character UUIDs")
-        if len(parsed) > EXPORT_ROW_CAP:
-            raise serializers.ValidationError(f"at most {EXPORT_ROW_CAP} ids")
         return tuple(dict.fromkeys(parsed))
+
+
+# The query string's `ids` holds at most this many (36,999 characters, which fit the server's request line beside
+# every other parameter at its maximum); POST /patients/export takes a selection of up to EXPORT_ROW_CAP ids.
+EXPORT_QUERY_IDS = 1000
 
 
 class PatientExportQuerySerializer(PatientListQuerySerializer):
@@ -551,7 +562,30 @@ class PatientExportQuerySerializer(PatientListQuerySerializer):
     offset = None
     embed = None
     columns = ColumnsField(required=False, max_length=2000, help_text="Comma-separated column names, in order.")
-    ids = IdsField(required=False, max_length=EXPORT_ROW_CAP * 37)
+    ids = IdsField(
+        required=False,
+        max_ids=EXPORT_QUERY_IDS,
+        help_text=f"Comma-separated patient ids, at most {EXPORT_QUERY_IDS}; send a longer selection (up to "
+        f"{EXPORT_ROW_CAP}) to POST /patients/export.",
+    )
+
+
+class PatientExportRequestSerializer(PatientExportQuerySerializer):
+    """POST /patients/export: the query's parameters as a JSON object, with `ids` an array of up to 10000."""
+
+    ids = serializers.ListField(
+        child=StrictUUIDField(),
+        required=False,
+        min_length=1,
+        max_length=EXPORT_ROW_CAP,
+        help_text=f"The selection to export, 1 to {EXPORT_ROW_CAP} patient ids.",
+    )
+
+    def validate_ids(self, value):
+        return tuple(dict.fromkeys(value))
+
+    class Meta:
+        ref_name = "PatientExportRequest"
 
 
 # --- bulk bodies ---------------------------------------------------------------------------------------------
