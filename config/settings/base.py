@@ -29,7 +29,8 @@ ALLOWED_HOSTS = [h for h in (env("ALLOWED_HOSTS", "*") or "").split(",") if h]
 SVC_REGION = env("SVC_REGION", "eu")
 if SVC_REGION not in {"eu", "us"}:
     raise RuntimeError("SVC_REGION must be 'eu' or 'us'")
-SVC_BASE_URL = (env("SVC_BASE_URL", "http://localhost:8787") or "").rstrip("/")
+# The URL people and integrators reach this service at; by default the local server on PORT (`make run PORT=9000`).
+SVC_BASE_URL = (env("SVC_BASE_URL", f"http://localhost:{env('PORT', '8787')}") or "").rstrip("/")
 # The web app people open links in (invitation e-mails); the API's own URL by default.
 SVC_APP_URL = (env("SVC_APP_URL", SVC_BASE_URL) or "").rstrip("/")
 SVC_TOTP_ISSUER = env("SVC_TOTP_ISSUER", "Practice CRM")
