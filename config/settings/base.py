@@ -150,9 +150,13 @@ DATABASES["default"]["OPTIONS"]["options"] = (
 )
 # Under ASGI every request runs in its own thread context, so persistent connections (CONN_MAX_AGE) are never
 # reused: a connection pool (psycopg_pool, Django's built-in support) saves a new backend per request.
+# A pooled connection the server dropped (restart, failover, idle kill) would fail the next request that takes it
+# (503): the pool checks each connection as it is lent (psycopg_pool.ConnectionPool.check_connection, one empty
+# round trip) and replaces a dead one, so a failover costs no request. Django hands the pool that `check` when
+# CONN_HEALTH_CHECKS is on; it passes check= itself, so a "check" key in the pool options would be a TypeError.
 if env_bool("SVC_DB_POOL", True):
     DATABASES["default"]["CONN_MAX_AGE"] = 0
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     DATABASES["default"]["OPTIONS"]["pool"] = {"min_size": 2, "max_size": 20, "timeout": 10}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -1,2 +1,2 @@
 # The environment the e2e tests give a subprocess serving the test database (DATABASE_URL, settings, Redis worker).
-from tests.e2e.conftest import worker_env  # noqa: F401
+from tests.e2e.conftest import start_daphne, worker_env  # noqa: F401
