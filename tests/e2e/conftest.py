@@ -27,6 +27,15 @@ def worker_env(transactional_db):
     }
 
 
+def stop(processes) -> None:
+    for process in processes:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
 @pytest.fixture
 def start_worker(worker_env, tmp_path):
     """Start a worker; its stderr goes to a file (a pipe nobody reads could fill and stall it), read by `log()`."""
@@ -59,12 +68,7 @@ def start_worker(worker_env, tmp_path):
         return process
 
     yield start
-    for process in processes:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
+    stop(processes)
 
 
 @pytest.fixture
@@ -111,9 +115,4 @@ def start_daphne(worker_env, tmp_path):
         return address
 
     yield start
-    for process in processes:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
+    stop(processes)
