@@ -441,6 +441,8 @@ OAUTH2_PROVIDER = {
     "OIDC_ISS_ENDPOINT": SVC_OAUTH_ISSUER,
     "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
     "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    # none: every dynamically registered client (public); the secret methods: confidential apps made in the back
+    # office (apps.oauth.registration registers a client asking for one as public, answering "none").
     "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_basic", "client_secret_post"],
     "OAUTH2_PROTECTED_RESOURCE_IDENTIFIER": SVC_MCP_URL,
     "OAUTH2_PROTECTED_RESOURCE_AUTHORIZATION_SERVERS": [SVC_OAUTH_ISSUER],
