@@ -12,7 +12,7 @@ from rest_framework.authentication import BaseAuthentication, SessionAuthenticat
 from apps.accounts import selectors, user_sessions
 from apps.core import limits
 from apps.core.credentials import API_KEY, SESSION, Credential, signed_in_user
-from apps.core.errors import AuthUnavailable, NotAuthenticated
+from apps.core.errors import REASON_MALFORMED, REASON_STALE, AuthUnavailable, NotAuthenticated, bearer_challenge
 
 OAUTH_ACCESS_PREFIX = "svc_oat_"
 
@@ -26,11 +26,11 @@ def bearer_token(request) -> str | None:
     if not parts or parts[0].lower() != b"bearer":
         return None
     if len(parts) != 2:
-        raise NotAuthenticated("Authorization must be 'Bearer <credential>'.")
+        raise NotAuthenticated("Authorization must be 'Bearer <credential>'.", reason=REASON_MALFORMED)
     try:
         return parts[1].decode("ascii")
     except UnicodeDecodeError:
-        raise NotAuthenticated("The bearer credential is malformed.") from None
+        raise NotAuthenticated("The bearer credential is malformed.", reason=REASON_MALFORMED) from None
 
 
 class ApiKeyAuthentication(BaseAuthentication):
@@ -45,13 +45,13 @@ class ApiKeyAuthentication(BaseAuthentication):
         except (OperationalError, InterfaceError):
             raise AuthUnavailable() from None
         if key is None or not hmac.compare_digest(key.key_hash, digest) or not key.user.is_active:
-            raise NotAuthenticated("The API key is invalid, revoked or expired.")
+            raise NotAuthenticated("The API key is invalid, revoked or expired.", reason=REASON_STALE)
         limits.remember_bearer(digest)
         selectors.api_key_touch(key)
         return key.user, Credential(kind=API_KEY, bucket_id=f"key:{key.id}", record=key)
 
     def authenticate_header(self, request):
-        return 'Bearer realm="api"'
+        return bearer_challenge(realm="api")
 
 
 class SessionCookieAuthentication(SessionAuthentication):

@@ -51,13 +51,40 @@ class ValidationFailed(ApiError):
         return cls(f"{field}: {problem}", details={"fields": {field: [problem]}})
 
 
+def _quotable(value: str) -> str:
+    """What RFC 6750 §3 allows inside a quoted auth-param: printable ASCII without the quote and the backslash."""
+    return "".join(ch for ch in value if " " <= ch <= "~" and ch not in '"\\')
+
+
+def bearer_challenge(**params: str | None) -> str:
+    """A `Bearer` WWW-Authenticate value (RFC 6750 §3): the given auth-params quoted, in order; None ones left out."""
+    return "Bearer " + ", ".join(f'{name}="{_quotable(value)}"' for name, value in params.items() if value is not None)
+
+
+# details.reason of a 401 for a presented bearer: "stale" (unknown, expired or revoked: refresh and retry),
+# "wrong_audience" (a refresh yields a token for the same other resource: authorize for this one instead) or
+# "malformed" (the Authorization header itself is wrong).
+REASON_STALE = "stale"
+REASON_WRONG_AUDIENCE = "wrong_audience"
+REASON_MALFORMED = "malformed"
+
+
 class NotAuthenticated(ApiError):
+    """401. Without a reason (no credential presented) the challenge is bare, as RFC 6750 §3.1 asks; with one (a
+    bearer was presented and refused) it carries error="invalid_token", the message as error_description, and
+    details.reason tells a client whether refreshing can help."""
+
     status_code = 401
     code = "UNAUTHENTICATED"
     message = "Authentication credentials are missing, invalid or expired."
 
+    def __init__(self, message: str | None = None, *, reason: str | None = None, details: dict | None = None):
+        super().__init__(message, details=({"reason": reason} if reason else {}) | (details or {}))
+        self.error = "invalid_token" if reason else None
+
     def headers(self) -> dict[str, str]:
-        return {"WWW-Authenticate": 'Bearer realm="api"'}
+        description = self.message if self.error else None
+        return {"WWW-Authenticate": bearer_challenge(realm="api", error=self.error, error_description=description)}
 
 
 class PermissionDenied(ApiError):

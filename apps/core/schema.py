@@ -13,7 +13,7 @@ class ApiErrorSerializer(serializers.Serializer):
     message = serializers.CharField(help_text="Human-readable explanation.")
     details = serializers.DictField(
         help_text="Structured context. Validation errors carry `fields`: camelCase field name → messages; "
-        "429 carries `retryAfter`; 500 carries `errorId`."
+        "429 carries `retryAfter`; 500 carries `errorId`; 401 for a refused bearer carries `reason`."
     )
 
     class Meta:
@@ -22,7 +22,12 @@ class ApiErrorSerializer(serializers.Serializer):
 
 _ERROR_DESCRIPTIONS = {
     "400": "Invalid request (VALIDATION_ERROR with details.fields).",
-    "401": "Missing, invalid or expired credential.",
+    "401": "Missing, invalid or expired credential. Without a credential: `WWW-Authenticate: Bearer "
+    'realm="api"`. A refused bearer adds `error="invalid_token"` and an `error_description`, and '
+    "`details.reason` says what to do: `stale` (unknown, expired or revoked: refresh and retry), "
+    "`wrong_audience` (an OAuth token issued with `resource` for another server, e.g. `{base_url}/mcp`, with "
+    "`details.tokenResource`: a refresh keeps the audience, so authorize again without `resource` or with "
+    "`resource={base_url}`), `malformed` (the Authorization header itself).",
     "403": "Role, scope, practice selection or surface refuses the request.",
     "404": "Unknown resource, or one of another practice.",
     "405": "Method not allowed on this route.",

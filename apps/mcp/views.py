@@ -14,7 +14,7 @@ from django.http import HttpResponse, JsonResponse
 from drf_spectacular.utils import extend_schema
 
 from apps.accounts.authentication import OAUTH_ACCESS_PREFIX, bearer_token
-from apps.core.errors import ApiError, AuthUnavailable, NotAuthenticated
+from apps.core.errors import ApiError, AuthUnavailable, NotAuthenticated, bearer_challenge
 from apps.core.views import BaseApiView
 from apps.mcp import tools
 from apps.oauth import authentication as oauth
@@ -42,18 +42,16 @@ def _rpc_result(id, result: dict) -> JsonResponse:
 
 
 def challenge(error: str | None = None) -> str:
-    parts = [
-        f'resource_metadata="{settings.SVC_BASE_URL}/.well-known/oauth-protected-resource/mcp"',
-        'scope="read write offline_access"',
-    ]
-    if error:
-        parts.insert(0, f'error="{error}"')
-    return "Bearer " + ", ".join(parts)
+    return bearer_challenge(
+        error=error,
+        resource_metadata=f"{settings.SVC_BASE_URL}/.well-known/oauth-protected-resource/mcp",
+        scope="read write offline_access",
+    )
 
 
-def _unauthorized(message: str, *, error: str | None = "invalid_token") -> JsonResponse:
+def _unauthorized(message: str, *, error: str | None = "invalid_token", details: dict | None = None) -> JsonResponse:
     response = JsonResponse(
-        {"code": "UNAUTHENTICATED", "message": message, "details": {}},
+        {"code": "UNAUTHENTICATED", "message": message, "details": details or {}},
         status=401,
     )
     response["WWW-Authenticate"] = challenge(error)
@@ -95,7 +93,7 @@ class McpView(BaseApiView):
             response["Retry-After"] = str(exc.retry_after)
             return response
         except NotAuthenticated as exc:
-            return _unauthorized(exc.message)
+            return _unauthorized(exc.message, details=exc.details)
         connections.touch(token.connection_id)  # GET /connected-apps shows when the app was last used, as for REST
         try:
             message = json.loads(django_request.body)

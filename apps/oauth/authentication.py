@@ -1,7 +1,8 @@
 """Bearer svc_oat_… → the consenting person, acting in the connection's practice, narrowed by the token's scopes.
 
-Only hashes are stored (DOT's token_checksum). A token is refused (401, "refresh and retry") when unknown, expired,
-of a disconnected connection, or bound to another audience (an MCP-only token is not a REST credential). Membership
+Only hashes are stored (DOT's token_checksum). A token is refused (401, "refresh and retry": details.reason
+"stale") when unknown, expired or of a disconnected connection; one bound to another audience (an MCP-only token is
+not a REST credential) is a distinct 401 (details.reason "wrong_audience"), which a refresh does not cure. Membership
 and role are re-read on every request by the practice selection, so a demoted or removed member loses access at once.
 """
 
@@ -15,7 +16,7 @@ from rest_framework.authentication import BaseAuthentication
 from apps.accounts.authentication import OAUTH_ACCESS_PREFIX, bearer_token
 from apps.core import limits
 from apps.core.credentials import OAUTH, Credential
-from apps.core.errors import AuthUnavailable, NotAuthenticated
+from apps.core.errors import REASON_STALE, REASON_WRONG_AUDIENCE, AuthUnavailable, NotAuthenticated, bearer_challenge
 from apps.oauth import connections
 from apps.oauth.models import AccessToken
 
@@ -54,9 +55,17 @@ def verify(raw: str, *, audiences: set[str], request=None) -> AccessToken:
     except (OperationalError, InterfaceError):
         raise AuthUnavailable() from None
     if token is None or token.expires <= timezone.now() or not token.user.is_active:
-        raise NotAuthenticated("The access token is invalid, expired or revoked; refresh it and retry.")
+        raise NotAuthenticated(
+            "The access token is invalid, expired or revoked; refresh it and retry.", reason=REASON_STALE
+        )
     if token.resource and not set(token.resource) & audiences:
-        raise NotAuthenticated("This access token was issued for another resource.")
+        # Not "refresh and retry": a refreshed token keeps its audience (RFC 8707), so say which one it has.
+        raise NotAuthenticated(
+            f"This access token was issued for another resource ({', '.join(token.resource)}), not for "
+            f"{min(audiences)}; a refreshed token keeps that audience: authorize again for this resource.",
+            reason=REASON_WRONG_AUDIENCE,
+            details={"tokenResource": list(token.resource)},
+        )
     limits.remember_bearer(digest)
     return token
 
@@ -71,4 +80,4 @@ class OAuthTokenAuthentication(BaseAuthentication):
         return token.user, credential_for(token)
 
     def authenticate_header(self, request):
-        return 'Bearer realm="api"'
+        return bearer_challenge(realm="api")

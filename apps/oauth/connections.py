@@ -65,6 +65,17 @@ def disconnect(connection: Connection) -> None:
     connection.revoked_at = connection.revoked_at or now
 
 
+def revoke_issued_from_code(grant_id) -> None:
+    """A replayed authorization code (RFC 6749 §4.1.2): revoke every refresh and access token descending from it,
+    together. The connection and its other tokens (other consents of the same app) stay."""
+    if grant_id is None:
+        return
+    now = timezone.now()
+    with transaction.atomic():
+        RefreshToken.objects.filter(grant_id=grant_id, revoked__isnull=True).update(revoked=now, updated=now)
+        AccessToken.objects.filter(grant_id=grant_id).delete()
+
+
 def touch(connection_id) -> None:
     """Record use at most once a minute: one conditional UPDATE."""
     now = timezone.now()

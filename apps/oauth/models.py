@@ -46,14 +46,20 @@ class ClientProfile(models.Model):
 
 
 class Grant(AbstractGrant):
+    """An authorization code. Kept once exchanged (exchanged_at set) rather than deleted, so a replay finds the
+    tokens it bought (RFC 6749 §4.1.2: refuse, and revoke them)."""
+
     organization = models.ForeignKey("accounts.Organization", on_delete=models.CASCADE, null=True, related_name="+")
     connection = models.ForeignKey(Connection, on_delete=models.CASCADE, null=True, related_name="+")
+    exchanged_at = models.DateTimeField(null=True, blank=True)
 
 
 class AccessToken(AbstractAccessToken):
     # Null only for DCR registration tokens, which never authenticate API requests.
     organization = models.ForeignKey("accounts.Organization", on_delete=models.CASCADE, null=True, related_name="+")
     connection = models.ForeignKey(Connection, on_delete=models.CASCADE, null=True, related_name="access_tokens")
+    # The code this token descends from (through any number of refreshes): a replay of that code revokes it.
+    grant = models.ForeignKey(Grant, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
 
     def connection_is_active(self) -> bool:
         """Re-read (a disconnect may land mid-request): used by long-running work such as subscriptions."""
@@ -63,3 +69,4 @@ class AccessToken(AbstractAccessToken):
 class RefreshToken(AbstractRefreshToken):
     organization = models.ForeignKey("accounts.Organization", on_delete=models.CASCADE, null=True, related_name="+")
     connection = models.ForeignKey(Connection, on_delete=models.CASCADE, null=True, related_name="refresh_tokens")
+    grant = models.ForeignKey(Grant, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")

@@ -99,7 +99,12 @@ SCHEMAS = {
         "properties": {
             "redirect_uris": {"type": "array", "items": _STRING, "minItems": 1, "maxItems": 3},
             "client_name": {"type": "string", "description": "Trimmed to 80 characters."},
-            "token_endpoint_auth_method": {"type": "string", "enum": ["none"]},
+            "token_endpoint_auth_method": {
+                "type": "string",
+                "enum": ["none", "client_secret_basic", "client_secret_post"],
+                "description": "Registered as none whatever is asked (RFC 7591 §3.2.1): every registered client is "
+                "public. The secret methods the metadata lists serve confidential apps made in the back office.",
+            },
             "grant_types": {
                 "type": "array",
                 "items": {"type": "string", "enum": ["authorization_code", "refresh_token"]},

@@ -1,6 +1,7 @@
 """Dynamic client registration policy (RFC 7591, MCP rule 3).
 
-Every registered client is public (token_endpoint_auth_method none) with PKCE S256, the authorization_code and
+Every registered client is public (token_endpoint_auth_method none, also when it asked for a secret-based method
+the metadata advertises for back-office apps) with PKCE S256, the authorization_code and
 refresh_token grants and the scopes read, write and offline_access. client_name is trimmed to 80 characters;
 logos, URIs and contacts are dropped. One to three redirect URIs, each exactly on the configured allow-list of
 AI-assistant callbacks or a loopback address (localhost, 127.0.0.1, [::1]; any port and path), else
@@ -16,6 +17,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from oauth2_provider.models import AbstractApplication, get_application_model
+from oauth2_provider.settings import oauth2_settings
 
 from apps.oauth.models import ClientProfile
 
@@ -85,8 +87,12 @@ def _check_requested(metadata: dict) -> None:
     response_types = metadata.get("response_types", ["code"])
     if not isinstance(response_types, list) or not set(response_types) <= {"code"}:
         raise RegistrationError("invalid_client_metadata", "Only the code response type is offered.")
+    # The AS metadata advertises secret-based methods too: back-office (confidential) apps use them at the token,
+    # revoke and introspect endpoints. A registration asking for one is accepted but registered public, answered
+    # with token_endpoint_auth_method "none" (RFC 7591 §3.2.1 lets the server substitute; clients read it back),
+    # so every advertised method is accepted here; anything else (private_key_jwt, …) is refused.
     method = metadata.get("token_endpoint_auth_method", "none")
-    if method != "none":
+    if method not in oauth2_settings.OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED:
         raise RegistrationError(
             "invalid_client_metadata", "Registered clients are public: token_endpoint_auth_method must be none."
         )

@@ -3,8 +3,10 @@
 - consent: the view passes `organization_id` in the oauthlib credentials; once oauthlib has validated the whole
   request, `_create_authorization_code` re-reads the consenting person's role (owner or manager only), makes the
   connection (apps.oauth.connections.connect) and stores both on the Grant;
-- code → tokens: `validate_code` copies them to the request, `_create_access_token`/`_create_refresh_token` save
-  them on the new rows; refresh copies them from the presented refresh token;
+- code → tokens: `validate_code` copies them (and the grant) to the request, `_create_access_token`/
+  `_create_refresh_token` save them on the new rows; refresh copies them from the presented refresh token;
+- a code is single use: once exchanged it is marked, not deleted, and a replay is invalid_grant and revokes every
+  token descending from it (RFC 6749 §4.1.2), refreshed ones included;
 - a disconnected connection (or a person no longer in the practice) cannot exchange a code or refresh: invalid_grant;
 - a refresh token lives REFRESH_TOKEN_EXPIRE_SECONDS (30 days) from its own issue, whatever its access token does
   (DOT itself only counts from the access token's expiry, an hour later); each rotation issues a fresh 30 days;
@@ -25,8 +27,8 @@ from oauthlib.oauth2.rfc6749 import errors
 from apps.accounts import roles
 from apps.accounts.models import Membership, Organization
 from apps.oauth import registration
-from apps.oauth.connections import connect, disconnect
-from apps.oauth.models import AccessToken, Connection, RefreshToken
+from apps.oauth.connections import connect, disconnect, revoke_issued_from_code
+from apps.oauth.models import AccessToken, Connection, Grant, RefreshToken
 
 CONSENTING_ROLES = frozenset({roles.OWNER, roles.MANAGER})
 
@@ -64,6 +66,17 @@ def refresh_token_expired(token: RefreshToken) -> bool:
     """Spec: a refresh token lives 30 days from its own issue; the deadline itself counts as expired."""
     lifetime = refresh_token_expire_timedelta()
     return lifetime is not None and token.created + lifetime <= timezone.now()
+
+
+class CodeExchangedMeanwhile(errors.InvalidGrantError):
+    """invalid_grant raised after the tokens were made, past oauthlib's error handling, which would add the JSON
+    headers: it carries them itself (DOT turns it into the response as is)."""
+
+    description = "The authorization code was used by another request; every token it issued is revoked."
+
+    @property
+    def headers(self):
+        return {"Content-Type": "application/json", "Cache-Control": "no-store", "Pragma": "no-cache"}
 
 
 class PracticeValidator(OAuth2Validator):
@@ -121,15 +134,32 @@ class PracticeValidator(OAuth2Validator):
 
     # --- code / refresh → tokens ------------------------------------------------------------------------------
     def validate_code(self, client_id, code, client, request, *args, **kwargs):
+        grant = (
+            Grant.objects.filter(code=code, application=client)
+            .values("pk", "organization_id", "connection_id", "exchanged_at")
+            .first()
+        )
+        if grant is not None and grant["exchanged_at"] is not None:
+            # Used before, however long ago: the code leaked, so what it already bought stops working too.
+            revoke_issued_from_code(grant["pk"])
+            return False
         if not super().validate_code(client_id, code, client, request, *args, **kwargs):
             return False
-        from apps.oauth.models import Grant
-
-        grant = Grant.objects.filter(code=code, application=client).values("organization_id", "connection_id").first()
         if grant is None or not _connection_alive(grant["connection_id"], request.user.pk, grant["organization_id"]):
             return False
         request.organization_id, request.connection_id = grant["organization_id"], grant["connection_id"]
+        request.grant_id = grant["pk"]
         return True
+
+    def invalidate_authorization_code(self, client_id, code, request, *args, **kwargs):
+        # Marked, not deleted (validate_code finds replays). The conditional update settles a race: when another
+        # request exchanged the same code meanwhile, both answers are replays and every token of the code goes.
+        exchanged = Grant.objects.filter(code=code, application=request.client, exchanged_at__isnull=True).update(
+            exchanged_at=timezone.now()
+        )
+        if not exchanged:
+            revoke_issued_from_code(getattr(request, "grant_id", None))
+            raise CodeExchangedMeanwhile(request=request)
 
     def validate_refresh_token(self, refresh_token, client, request, *args, **kwargs):
         if not super().validate_refresh_token(refresh_token, client, request, *args, **kwargs):
@@ -140,12 +170,14 @@ class PracticeValidator(OAuth2Validator):
         if not _connection_alive(token.connection_id, token.user_id, token.organization_id):
             return False
         request.organization_id, request.connection_id = token.organization_id, token.connection_id
+        request.grant_id = token.grant_id  # the rotated tokens still descend from the original code
         return True
 
     def _bind(self, row, request):
         row.organization_id = getattr(request, "organization_id", None)
         row.connection_id = getattr(request, "connection_id", None)
-        row.save(update_fields=["organization", "connection"])
+        row.grant_id = getattr(request, "grant_id", None)
+        row.save(update_fields=["organization", "connection", "grant"])
         return row
 
     def _create_access_token(self, expires, request, token, source_refresh_token=None):

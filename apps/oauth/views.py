@@ -487,7 +487,9 @@ class ServerMetadataView(dot.OAuthServerMetadataView):
 
 
 class ProtectedResourceMetadataView(dot.OAuthProtectedResourceMetadataView):
-    """RFC 9728 at /.well-known/oauth-protected-resource/mcp (offline_access not listed, as MCP asks)."""
+    """RFC 9728 at /.well-known/oauth-protected-resource/mcp. scopes_supported lists offline_access like the AS
+    metadata and the /mcp challenge: an agent that builds its scope request from this list must be able to ask for
+    a refresh token."""
 
     public = True
     protocol_route = True
@@ -497,9 +499,6 @@ class ProtectedResourceMetadataView(dot.OAuthProtectedResourceMetadataView):
 
     def get_authorization_servers(self, request):
         return [settings.SVC_OAUTH_ISSUER]
-
-    def get_scopes_supported(self):
-        return [scope for scope in super().get_scopes_supported() if scope != "offline_access"]
 
     def get(self, request, *args, **kwargs):
         response = super().get(request, *args, **kwargs)

@@ -151,9 +151,13 @@ DATABASES["default"]["OPTIONS"]["options"] = (
 )
 # Under ASGI every request runs in its own thread context, so persistent connections (CONN_MAX_AGE) are never
 # reused: a connection pool (psycopg_pool, Django's built-in support) saves a new backend per request.
+# A pooled connection the server dropped (restart, failover, idle kill) would fail the next request that takes it
+# (503): the pool checks each connection as it is lent (psycopg_pool.ConnectionPool.check_connection, one empty
+# round trip) and replaces a dead one, so a failover costs no request. Django hands the pool that `check` when
+# CONN_HEALTH_CHECKS is on; it passes check= itself, so a "check" key in the pool options would be a TypeError.
 if env_bool("SVC_DB_POOL", True):
     DATABASES["default"]["CONN_MAX_AGE"] = 0
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     DATABASES["default"]["OPTIONS"]["pool"] = {"min_size": 2, "max_size": 20, "timeout": 10}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -438,6 +442,8 @@ OAUTH2_PROVIDER = {
     "OIDC_ISS_ENDPOINT": SVC_OAUTH_ISSUER,
     "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
     "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    # none: every dynamically registered client (public); the secret methods: confidential apps made in the back
+    # office (apps.oauth.registration registers a client asking for one as public, answering "none").
     "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_basic", "client_secret_post"],
     "OAUTH2_PROTECTED_RESOURCE_IDENTIFIER": SVC_MCP_URL,
     "OAUTH2_PROTECTED_RESOURCE_AUTHORIZATION_SERVERS": [SVC_OAUTH_ISSUER],

@@ -24,7 +24,10 @@ CELERY_TASK_ALWAYS_EAGER = os.environ.get("CELERY_TASK_ALWAYS_EAGER", "1") == "1
 CELERY_TASK_EAGER_PROPAGATES = True
 DATABASES["default"]["CONN_MAX_AGE"] = 0
 # Tests run one connection per xdist worker inside transactions: no pool (pytest-django creates and drops the DB).
-DATABASES["default"]["OPTIONS"].pop("pool", None)
+# A server process started by a test of the pool itself (tests/e2e/test_db_failover.py) keeps it: SVC_TEST_DB_POOL=1.
+if os.environ.get("SVC_TEST_DB_POOL") != "1":
+    DATABASES["default"]["OPTIONS"].pop("pool", None)
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
 DATABASES["default"]["TEST"] = {"NAME": "test_practice_crm" + os.environ.get("TEST_DB_SUFFIX", "")}
 STATIC_ROOT = None
 WHITENOISE_USE_FINDERS = True

@@ -26,6 +26,15 @@ def worker_env(transactional_db):
     }
 
 
+def stop(processes) -> None:
+    for process in processes:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
 @pytest.fixture
 def start_worker(worker_env, tmp_path):
     """Start a worker; its stderr goes to a file (a pipe nobody reads could fill and stall it), read by `log()`."""
@@ -58,12 +67,7 @@ def start_worker(worker_env, tmp_path):
         return process
 
     yield start
-    for process in processes:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
+    stop(processes)
 
 
 @pytest.fixture
@@ -81,29 +85,38 @@ SERVER_START_DEADLINE = 120  # seconds; a loaded machine migrates nothing here b
 
 
 @pytest.fixture
-def web_server(worker_env, tmp_path):
-    """The production HTTP server (`python -m config.server`, what `make run` serves) on a free port against the
-    test database; its address ("127.0.0.1:port"). Its output (access log included) goes to tmp_path / "web.log"."""
-    port = free_port()
-    log_path = tmp_path / "web.log"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "config.server", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
-        env=worker_env,
-        stdout=(log := log_path.open("wb")),
-        stderr=log,
-    )
-    address = f"127.0.0.1:{port}"
-    deadline = time.monotonic() + SERVER_START_DEADLINE
-    status = None
-    while status != 204:
-        assert process.poll() is None, log_path.read_text(errors="replace")[-3000:]
-        assert time.monotonic() < deadline, f"the server did not answer 204 in time (last: {status})"
-        with contextlib.suppress(httpx.HTTPError):
-            status = httpx.get(f"http://{address}/health/runtime", timeout=2).status_code
-        time.sleep(0.2)
-    yield address
-    process.terminate()
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
+def start_server(worker_env, tmp_path):
+    """start(**extra_env): the production HTTP server (`python -m config.server`, what `make run` serves) on a free
+    port against the test database; its address ("127.0.0.1:port") once /health/runtime answers 204. Its output
+    (access log included) goes to tmp_path / "web-<n>.log"."""
+    processes = []
+
+    def start(**extra_env):
+        port = free_port()
+        log_path = tmp_path / f"web-{len(processes)}.log"
+        process = subprocess.Popen(
+            [sys.executable, "-m", "config.server", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
+            env={**worker_env, **extra_env},
+            stdout=(log := log_path.open("wb")),
+            stderr=log,
+        )
+        processes.append(process)
+        address = f"127.0.0.1:{port}"
+        deadline = time.monotonic() + SERVER_START_DEADLINE
+        status = None
+        while status != 204:
+            assert process.poll() is None, log_path.read_text(errors="replace")[-3000:]
+            assert time.monotonic() < deadline, f"the server did not answer 204 in time (last: {status})"
+            with contextlib.suppress(httpx.HTTPError):
+                status = httpx.get(f"http://{address}/health/runtime", timeout=2).status_code
+            time.sleep(0.2)
+        return address
+
+    yield start
+    stop(processes)
+
+
+@pytest.fixture
+def web_server(start_server):
+    """One server with the default settings (see start_server); its log is tmp_path / "web-0.log"."""
+    return start_server()

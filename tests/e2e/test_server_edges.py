@@ -172,7 +172,7 @@ def test_the_access_log_keeps_paths_but_not_query_strings(owner, web_server, tmp
     authorization = {"Authorization": f"Bearer {owner.api_key}"}
     response = httpx.get(f"http://{web_server}/patients?q=Featherstonehaugh", headers=authorization, timeout=30)
     assert response.status_code == 200
-    log = tmp_path / "web.log"
+    log = tmp_path / "web-0.log"
     deadline = time.monotonic() + 10
     while '"GET /patients"' not in log.read_text(errors="replace"):
         assert time.monotonic() < deadline, log.read_text(errors="replace")[-2000:]

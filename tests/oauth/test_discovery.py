@@ -1,10 +1,25 @@
-"""Discovery documents checked against the RFC 8414 and RFC 9728 field lists; routes that are not offered."""
+"""Discovery documents checked against the RFC 8414 and RFC 9728 field lists and against what the server really
+accepts; routes that are not offered."""
+
+import base64
+import re
 
 import pytest
 from django.conf import settings
 from django.test import Client
+from oauth2_provider.models import Application
 
-from tests.oauth.conftest import AUTHORIZE, INTROSPECT, REGISTER, REVOKE, TOKEN
+from tests.oauth.conftest import (
+    AUTHORIZE,
+    CALLBACK,
+    INTROSPECT,
+    REGISTER,
+    REVOKE,
+    TOKEN,
+    browser,
+    code_for,
+    new_authorization,
+)
 
 # RFC 8414 §2 (plus RFC 9207 §3 and RFC 8707-free fields); REQUIRED: issuer, response_types_supported.
 RFC8414_FIELDS = {
@@ -84,8 +99,76 @@ def test_protected_resource_metadata(db):
     assert set(doc) <= RFC9728_FIELDS
     assert doc["resource"] == settings.SVC_MCP_URL
     assert doc["authorization_servers"] == [f"{settings.SVC_BASE_URL}/auth"]
-    assert "offline_access" not in doc["scopes_supported"] and {"read", "write"} <= set(doc["scopes_supported"])
+    assert {"read", "write"} <= set(doc["scopes_supported"])
     assert doc["bearer_methods_supported"] == ["header"]
+
+
+def test_the_mcp_scopes_are_listed_alike_in_every_document(db):
+    """The /mcp challenge asks for offline_access: the protected-resource metadata an agent reads next, and the
+    authorization server's, must list it too, or a client building its request from them never gets a refresh."""
+    challenge = Client().post("/mcp", {}, content_type="application/json")["WWW-Authenticate"]
+    asked = set(re.search(r'scope="([^"]*)"', challenge).group(1).split())
+    assert asked == {"read", "write", "offline_access"}
+    resource = Client().get("/.well-known/oauth-protected-resource/mcp").json()
+    server = Client().get("/.well-known/oauth-authorization-server/auth").json()
+    assert asked <= set(resource["scopes_supported"])
+    assert asked <= set(server["scopes_supported"])
+
+
+def _basic(client_id: str, secret: str) -> dict:
+    return {"Authorization": "Basic " + base64.b64encode(f"{client_id}:{secret}".encode()).decode()}
+
+
+def test_every_advertised_client_authentication_method_is_accepted(owner):
+    """The metadata's token_endpoint_auth_methods_supported is true for every client there is: registration accepts
+    each (and registers a public client, RFC 7591 §3.2.1), and the secret-based ones authenticate a confidential
+    app made in the back office at the token, introspect and revoke endpoints."""
+    doc = Client().get("/.well-known/oauth-authorization-server/auth").json()
+    methods = doc["token_endpoint_auth_methods_supported"]
+    assert set(methods) == {"none", "client_secret_basic", "client_secret_post"}
+    assert doc["revocation_endpoint_auth_methods_supported"] == methods
+    assert doc["introspection_endpoint_auth_methods_supported"] == methods
+    for method in methods:
+        response = Client().post(
+            REGISTER,
+            {"client_name": method, "redirect_uris": [CALLBACK], "token_endpoint_auth_method": method},
+            content_type="application/json",
+        )
+        assert response.status_code == 201, (method, response.content)
+        assert response.json()["token_endpoint_auth_method"] == "none" and "client_secret" not in response.json()
+        registered = Application.objects.get(client_id=response.json()["client_id"])
+        assert registered.client_type == Application.CLIENT_PUBLIC
+
+    confidential = Application.objects.create(
+        name="Back-office integration",
+        client_type=Application.CLIENT_CONFIDENTIAL,
+        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+        client_secret="s3cret-value",
+        redirect_uris=CALLBACK,
+    )
+    signed_in = browser(owner)
+    ways = {
+        "client_secret_basic": ({}, _basic(confidential.client_id, "s3cret-value")),
+        "client_secret_post": ({"client_id": confidential.client_id, "client_secret": "s3cret-value"}, {}),
+    }
+    for method in set(methods) - {"none"}:
+        fields, headers = ways[method]
+        authorization = new_authorization(confidential.client_id)
+        code = code_for(signed_in, authorization)
+        body = {"code": code, "code_verifier": authorization.verifier, "redirect_uri": CALLBACK}
+        issued = Client(headers=headers).post(TOKEN, body | fields | {"grant_type": "authorization_code"})
+        assert issued.status_code == 200, (method, issued.content)
+        access_token = issued.json()["access_token"]
+        introspected = Client(headers=headers).post(INTROSPECT, {"token": access_token} | fields)
+        assert introspected.json()["active"] is True, method
+        assert Client(headers=headers).post(REVOKE, {"token": access_token} | fields).status_code == 200
+        assert Client(headers=headers).post(INTROSPECT, {"token": access_token} | fields).json() == {"active": False}
+    # Without its secret the confidential app is refused: "none" is for public clients only.
+    authorization = new_authorization(confidential.client_id)
+    code = code_for(signed_in, authorization)
+    body = {"grant_type": "authorization_code", "code": code, "code_verifier": authorization.verifier}
+    refused = Client().post(TOKEN, body | {"redirect_uri": CALLBACK, "client_id": confidential.client_id})
+    assert refused.status_code == 401 and refused.json()["error"] == "invalid_client"
 
 
 def test_discovery_ignores_credentials(db, owner):

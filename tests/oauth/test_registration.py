@@ -78,7 +78,7 @@ def test_refused_redirects_are_invalid_redirect_uri(db, uris):
 @pytest.mark.parametrize(
     "extra",
     [
-        {"token_endpoint_auth_method": "client_secret_basic"},
+        {"token_endpoint_auth_method": "private_key_jwt"},
         {"grant_types": ["client_credentials"]},
         {"grant_types": ["authorization_code", "implicit"]},
         {"response_types": ["token"]},

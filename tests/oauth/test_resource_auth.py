@@ -2,12 +2,14 @@
 route, audience, rate limits per connection, hashed storage."""
 
 import pytest
+from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from apps.core.permissions import ACCOUNT_AREA, BROWSER_SESSION_SURFACES, under_prefix
 from apps.core.views import BaseApiView
 from apps.oauth.models import AccessToken
 from tests.helpers import assert_error
+from tests.oauth.conftest import code_for, exchange, new_authorization, refresh
 from tests.oauth.tokens import application, bearer, mint
 
 
@@ -70,6 +72,52 @@ def test_a_token_bound_to_the_mcp_server_is_not_a_rest_credential(owner, setting
     assert_error(bearer(raw).get("/patients"), 401, "UNAUTHENTICATED")
     raw, _ = mint(owner, resource=[settings.SVC_BASE_URL])
     assert bearer(raw).get("/patients").status_code == 200
+
+
+STALE = "The access token is invalid, expired or revoked; refresh it and retry."
+
+
+@pytest.mark.parametrize("credential", ["none", "unknown", "expired", "api_key"])
+def test_a_refused_bearer_gets_an_rfc6750_invalid_token_challenge(owner, credential):
+    if credential == "none":
+        response = Client().get("/patients")
+        assert_error(response, 401, "UNAUTHENTICATED")
+        # No credential at all: RFC 6750 §3.1 wants no error code.
+        assert response["WWW-Authenticate"] == 'Bearer realm="api"'
+        return
+    raw, _ = mint(owner, expires_in=-1 if credential == "expired" else 3600)
+    raw = {"unknown": "svc_oat_eu_nope", "expired": raw, "api_key": owner.api_key + "x"}[credential]
+    body = assert_error(bearer(raw).get("/patients"), 401, "UNAUTHENTICATED")
+    assert body["details"] == {"reason": "stale"}
+    message = STALE if credential != "api_key" else "The API key is invalid, revoked or expired."
+    assert body["message"] == message
+    assert bearer(raw).get("/patients")["WWW-Authenticate"] == (
+        f'Bearer realm="api", error="invalid_token", error_description="{message}"'
+    )
+
+
+def test_an_mcp_token_on_rest_is_told_apart_from_a_stale_one_and_refreshing_does_not_cure_it(
+    settings, signed_in, app_client_id
+):
+    """What the MCP SDK gets (it always sends resource={base}/mcp): the REST 401 says the audience is wrong, not
+    "refresh and retry" — and indeed a refreshed token keeps the audience."""
+    authorization = new_authorization(app_client_id)
+    issued = exchange(authorization, code_for(signed_in, authorization), resource=settings.SVC_MCP_URL).json()
+    raw, refresh_token = issued["access_token"], issued["refresh_token"]
+    for _ in range(2):
+        response = bearer(raw).get("/patients")
+        body = assert_error(response, 401, "UNAUTHENTICATED")
+        assert body["details"] == {"reason": "wrong_audience", "tokenResource": [settings.SVC_MCP_URL]}
+        assert body["message"] != STALE and settings.SVC_MCP_URL in body["message"]
+        challenge = response["WWW-Authenticate"]
+        assert challenge.startswith('Bearer realm="api", error="invalid_token", error_description="This access token')
+        assert f"issued for another resource ({settings.SVC_MCP_URL})" in challenge
+        refreshed = refresh(app_client_id, refresh_token)  # the client does what a 401 usually asks
+        assert refreshed.status_code == 200, refreshed.content
+        raw, refresh_token = refreshed.json()["access_token"], refreshed.json()["refresh_token"]
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    at_mcp = bearer(raw).post("/mcp", ping, content_type="application/json")
+    assert at_mcp.status_code == 200, at_mcp.content  # where it belongs
 
 
 @pytest.mark.parametrize("path", ["/user/me", "/user/api-keys", "/organization/mine", "/organization/members"])

@@ -46,6 +46,56 @@ def test_code_is_single_use(signed_in, app_client_id):
     _oauth_error(exchange(authorization, code), 400, "invalid_grant")
 
 
+def test_a_replayed_code_revokes_every_token_it_issued(signed_in, app_client_id):
+    """RFC 6749 §4.1.2: a second use of a code means it leaked; what it bought (rotations included) stops working,
+    at once and together. Another consent of the same app (same connection) keeps its tokens."""
+    authorization = new_authorization(app_client_id)
+    code = code_for(signed_in, authorization)
+    first = exchange(authorization, code).json()
+    rotated = refresh(app_client_id, first["refresh_token"]).json()
+    other_authorization = new_authorization(app_client_id)
+    other = exchange(other_authorization, code_for(signed_in, other_authorization)).json()
+    assert bearer(rotated["access_token"]).get("/auth/me").status_code == 200
+
+    with time_machine.travel(timezone.now() + timedelta(minutes=5)):  # long after the code itself expired
+        _oauth_error(exchange(authorization, code), 400, "invalid_grant")
+
+    assert_error(bearer(rotated["access_token"]).get("/auth/me"), 401, "UNAUTHENTICATED")
+    _oauth_error(refresh(app_client_id, rotated["refresh_token"]), 400, "invalid_grant")
+    assert bearer(other["access_token"]).get("/auth/me").status_code == 200
+    assert refresh(app_client_id, other["refresh_token"]).status_code == 200
+    assert Connection.objects.unscoped().get().revoked_at is None
+
+
+def test_a_code_exchanged_twice_at_once_leaves_no_token(signed_in, app_client_id, monkeypatch):
+    """Two exchanges of one code racing: both pass validation, the second to mark the code finds it taken, and
+    every token of that code goes, the winner's too."""
+    from apps.oauth.validators import PracticeValidator
+
+    authorization = new_authorization(app_client_id)
+    code = code_for(signed_in, authorization)
+    save = PracticeValidator.save_bearer_token
+    raced = {}
+
+    def save_then_race(self, token, request, *args, **kwargs):
+        result = save(self, token, request, *args, **kwargs)
+        if "winner" not in raced:  # the first has its tokens but has not marked the code yet: the second runs now
+            raced["winner"] = None
+            raced["winner"] = exchange(authorization, code)
+        return result
+
+    monkeypatch.setattr(PracticeValidator, "save_bearer_token", save_then_race)
+    loser = exchange(authorization, code)
+    winner = raced["winner"]
+    assert winner.status_code == 200, winner.content
+    _oauth_error(loser, 400, "invalid_grant")
+    assert loser["Cache-Control"] == "no-store"
+    assert_error(bearer(winner.json()["access_token"]).get("/auth/me"), 401, "UNAUTHENTICATED")
+    _oauth_error(refresh(app_client_id, winner.json()["refresh_token"]), 400, "invalid_grant")
+    assert not AccessToken.objects.exists()
+    assert not RefreshToken.objects.filter(revoked__isnull=True).exists()
+
+
 def test_expired_code_is_refused(signed_in, app_client_id):
     authorization = new_authorization(app_client_id)
     code = code_for(signed_in, authorization)
