@@ -244,7 +244,10 @@ REST_FRAMEWORK = {
 # Free-form JSON objects keep their keys exactly as the client sent them.
 JSON_CAMEL_CASE = {
     "RENDERER_CLASS": "rest_framework.renderers.JSONRenderer",
-    "JSON_UNDERSCOREIZE": {"no_underscore_before_number": True, "ignore_fields": ("custom_fields", "data")},
+    "JSON_UNDERSCOREIZE": {
+        "no_underscore_before_number": True,
+        "ignore_fields": ("custom_fields", "data", "submitted_fields"),
+    },
 }
 
 SPECTACULAR_SETTINGS = {
