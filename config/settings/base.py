@@ -178,6 +178,10 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_AGE = 60 * 60 * 24 * 14
 CSRF_FAILURE_VIEW = "apps.core.errors.csrf_failure"
+# The Referrer-Policy header SecurityMiddleware adds. It must keep the origin on same-origin requests: under a
+# no-referrer policy a browser's form post (OAuth sign-in and consent, the hosted form) carries "Origin: null",
+# which the CSRF check refuses. same-origin also keeps URLs (the hosted form's token) off other sites.
+SECURE_REFERRER_POLICY = "same-origin"
 
 LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
