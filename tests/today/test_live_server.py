@@ -2,59 +2,14 @@
 real session cookie and a real commit in this process reaching the socket through Redis."""
 
 import asyncio
-import contextlib
 import json
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
 
-import httpx
 import pytest
 from django.conf import settings
 from tornado.httpclient import HTTPClientError, HTTPRequest
 from tornado.websocket import websocket_connect
 
 from apps.tasks import services as task_services
-
-DAPHNE = Path(sys.executable).parent / "daphne"
-START_DEADLINE = 120  # seconds; a loaded machine migrates nothing here but imports the whole project
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@pytest.fixture
-def server(worker_env, tmp_path):
-    """daphne serving config.asgi:application against the test database; its address ("127.0.0.1:port")."""
-    port = free_port()
-    log_path = tmp_path / "daphne.log"
-    process = subprocess.Popen(
-        [str(DAPHNE), "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
-        env=worker_env,
-        stdout=subprocess.DEVNULL,
-        stderr=log_path.open("wb"),
-    )
-    address = f"127.0.0.1:{port}"
-    deadline = time.monotonic() + START_DEADLINE
-    log = lambda: log_path.read_text(errors="replace")[-3000:]  # noqa: E731
-    status = None
-    while status != 204:
-        assert process.poll() is None, log()
-        assert time.monotonic() < deadline, f"daphne did not answer 204 in time (last: {status})\n{log()}"
-        with contextlib.suppress(httpx.HTTPError):
-            status = httpx.get(f"http://{address}/health/runtime", timeout=2).status_code
-        time.sleep(0.2)
-    yield address
-    process.terminate()
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
 
 
 def open_socket(loop, address: str, cookie: str | None):
