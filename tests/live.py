@@ -22,6 +22,16 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def stop_all(processes: list[subprocess.Popen]) -> None:
+    """Stop the subprocesses a test started (daphne, Celery workers): terminate, then kill after 20 seconds."""
+    for process in processes:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
 @pytest.fixture
 def start_server(worker_env, tmp_path):
     """start(**extra_env) -> "127.0.0.1:port": daphne serving config.asgi:application against the test database,
@@ -51,12 +61,7 @@ def start_server(worker_env, tmp_path):
         return address
 
     yield start
-    for process in processes:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
+    stop_all(processes)
 
 
 @pytest.fixture

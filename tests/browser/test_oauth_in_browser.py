@@ -8,11 +8,11 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 from authlib.common.security import generate_token
-from authlib.integrations.requests_client import OAuth2Session
 
 from apps.oauth.models import Connection
 from tests.browser.conftest import screenshot
 from tests.factories import DEFAULT_PASSWORD
+from tests.oauth.conftest import authlib_app
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -28,13 +28,7 @@ def _start(member_factory, server, httpserver):
         timeout=20,
     )
     assert registration.status_code == 201, registration.text
-    app = OAuth2Session(
-        registration.json()["client_id"],
-        scope="read write offline_access",
-        redirect_uri=callback,
-        code_challenge_method="S256",
-        token_endpoint_auth_method="none",
-    )
+    app = authlib_app(registration.json()["client_id"], callback)
     verifier = generate_token(48)
     url, state = app.create_authorization_url(f"{base}/auth/oauth2/authorize", code_verifier=verifier)
     return owner, base, callback, app, verifier, url, state

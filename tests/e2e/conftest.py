@@ -8,6 +8,8 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
+from tests.live import stop_all
+
 
 @pytest.fixture
 def worker_env(transactional_db):
@@ -54,12 +56,7 @@ def start_worker(worker_env, tmp_path):
         return process
 
     yield start
-    for process in processes:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
+    stop_all(processes)
 
 
 @pytest.fixture
