@@ -32,6 +32,7 @@ run: ## Start web (daphne), celery worker and beat on http://localhost:PORT (def
 test: ## Lint, format check, migrations check, then pytest (PYTEST_ARGS=...)
 	@bash scripts/ensure-venv.sh
 	@bash scripts/ensure-services.sh
+	@bash scripts/ensure-browser.sh
 	$(RUFF) check .
 	$(RUFF) format --check .
 	DJANGO_SETTINGS_MODULE=config.settings.test $(MANAGE) makemigrations --check --dry-run

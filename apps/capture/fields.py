@@ -53,6 +53,12 @@ CLICK_IDS = ("gclid", "gbraid", "wbraid", "dclid", "fbclid", "msclkid", "ttclid"
 PAGE_FIELDS = ("landing_url", "referrer")
 ATTRIBUTION_FIELDS = frozenset(UTM_FIELDS + CLICK_IDS + PAGE_FIELDS)
 
+EMAIL_PROBLEM = "Enter a complete e-mail address, like jane@example.com."
+EMAIL_TOO_LONG = f"An e-mail address can have at most {MAX_LENGTHS['email']} characters."
+PHONE_PROBLEM = "Enter a phone number with at least 5 digits."
+CONTACT_MISSING = "Enter an e-mail address or a phone number, so the practice can reply."
+PHONE_MISSING = "Enter a phone number."
+
 IGNORE = "ignore"
 CUSTOM_PREFIX = "custom:"
 MAX_FIELD_NAME = 200
@@ -95,10 +101,25 @@ class Interpreted:
     location: str = ""
     message: str = ""
     marketing_consent: bool = False
+    # Contact values given but unusable, by the submission's own field name: what is wrong with each.
+    contact_problems: dict[str, str] = field(default_factory=dict)
 
-    @property
-    def has_contact(self) -> bool:
-        return bool(self.patient.get("email") or self.patient.get("phone_mobile"))
+    def lead_problems(self, *, phone_required: bool = False) -> dict[str, str]:
+        """Why this submission cannot become a lead, by field name; empty when it can. The one rule for both the
+        processor (which then opens an intake-review item instead of a lead) and the hosted form page (which shows
+        each problem next to its field): a lead needs a usable e-mail or phone — a phone for an incoming call."""
+        if self.patient.get("phone_mobile") or (self.patient.get("email") and not phone_required):
+            return {}
+        given = {
+            name: problem
+            for name, problem in self.contact_problems.items()
+            if not phone_required or problem == PHONE_PROBLEM
+        }
+        if given:
+            return given
+        if phone_required:
+            return {"phone": PHONE_MISSING}
+        return {"email": CONTACT_MISSING, "phone": CONTACT_MISSING}
 
 
 def _set_default(result: Interpreted, name: str, raw: Any, original: str) -> None:
@@ -119,6 +140,11 @@ def _set_default(result: Interpreted, name: str, raw: Any, original: str) -> Non
             validate_email(value)
         except ValidationError:
             result.custom[original] = raw
+            result.contact_problems[original] = EMAIL_PROBLEM
+            return
+        if len(value) > MAX_LENGTHS["email"]:  # valid, but longer than the patient's column
+            result.custom[original] = raw
+            result.contact_problems[original] = EMAIL_TOO_LONG
             return
         result.patient["email"] = value.lower()
     elif attribute == "date_of_birth":
@@ -145,6 +171,7 @@ def _set_default(result: Interpreted, name: str, raw: Any, original: str) -> Non
     elif attribute in ("phone_mobile", "phone_other"):
         if len(value) > MAX_LENGTHS[attribute] or len(phone_digits(value)) < 5:
             result.custom[original] = raw
+            result.contact_problems[original] = PHONE_PROBLEM
             return
         result.patient[attribute] = value
     elif len(value) > MAX_LENGTHS[attribute]:

@@ -139,8 +139,9 @@ class AttributionTouch(TenantModel):
 
 
 class IntakeReviewItem(TenantModel):
-    """A capture that kept its lead but needs a person: the form's default location, treatment or lead source was
-    archived (so it was not applied), or the submission matched an archived patient."""
+    """A capture that needs a person: it kept its lead but the form's default location, treatment or lead source was
+    archived (so it was not applied), or the submission matched an archived patient; or it could not become a lead
+    at all (no usable e-mail or phone: no patient, the submitted values are shown with the item instead)."""
 
     class Status(models.TextChoices):
         OPEN = "open"
@@ -152,12 +153,15 @@ class IntakeReviewItem(TenantModel):
         TREATMENT_ARCHIVED = "treatment_archived"
         LEAD_SOURCE_ARCHIVED = "lead_source_archived"
         PATIENT_ARCHIVED = "patient_archived"
+        NO_USABLE_CONTACT = "no_usable_contact"
 
     form = models.ForeignKey(CaptureForm, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     submission = models.ForeignKey(
         CaptureSubmission, null=True, blank=True, on_delete=models.SET_NULL, related_name="review_items"
     )
-    patient = models.ForeignKey("patients.Patient", on_delete=models.CASCADE, related_name="intake_review_items")
+    patient = models.ForeignKey(
+        "patients.Patient", null=True, blank=True, on_delete=models.CASCADE, related_name="intake_review_items"
+    )
     reasons = ArrayField(models.CharField(max_length=32, choices=Reason.choices))
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
     resolved_at = models.DateTimeField(null=True, blank=True)

@@ -61,7 +61,8 @@ def submissions_page(*, organization, form: CaptureForm, status: str | None = No
 
 
 def review_page(*, organization, status: str, patient_id=None, limit: int, offset: int):
-    items = IntakeReviewItem.objects.for_org(organization).filter(status=status)
+    # The submission rides along: an item without a patient shows the fields it carried.
+    items = IntakeReviewItem.objects.for_org(organization).filter(status=status).select_related("submission")
     if patient_id:
         items = items.filter(patient_id=patient_id)
     total = items.count()

@@ -458,10 +458,18 @@ def submission_process(*, submission_id, organization_id) -> CaptureSubmission |
         return submission
     found = interpret(submission.fields, form.field_mapping)
     calls = form.kind == CaptureForm.Kind.INCOMING_CALLS
-    if not (found.patient.get("phone_mobile") if calls else found.has_contact):
+    if found.lead_problems(phone_required=calls):
+        # No lead can be made, but the lead is never dropped silently: a person sees it, with what was sent.
         submission.status = CaptureSubmission.Status.REJECTED
         submission.problem = "no usable phone" if calls else "no usable e-mail or phone"
         submission.save(update_fields=["status", "problem", "attempts", "updated_at"])
+        IntakeReviewItem.objects.create(
+            organization=organization,
+            form=form,
+            submission=submission,
+            patient=None,
+            reasons=[IntakeReviewItem.Reason.NO_USABLE_CONTACT],
+        )
         return submission
 
     reasons: list[str] = []

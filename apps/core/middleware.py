@@ -5,6 +5,7 @@ import io
 from django.conf import settings
 from django.urls import Resolver404, get_resolver
 
+from apps.core.browser_pages import error_page_for
 from apps.core.credentials import presented_credential, signed_in_user
 from apps.core.errors import (
     BrowserSessionRequired,
@@ -18,7 +19,8 @@ from apps.core.permissions import ADMIN_AREA, BROWSER_SESSION_SURFACES, under_pr
 
 
 class JsonErrorMiddleware:
-    """Outermost: whatever escapes a view or a middleware becomes the JSON envelope, even with DEBUG on."""
+    """Outermost: whatever escapes a view or a middleware becomes the JSON envelope, even with DEBUG on; on the
+    pages people fill in with a browser (apps.core.browser_pages) the browser gets a readable page instead."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -26,16 +28,20 @@ class JsonErrorMiddleware:
     def __call__(self, request):
         try:
             response = self.get_response(request)
-        except Exception as exc:  # the last line of defence: never an HTML page
-            return self._render(exc)
+        except Exception as exc:  # the last line of defence: never Django's HTML page
+            response = self._render(exc)
         if (
             response.status_code >= 400
-            and self._is_html(response)
             and not request.path.startswith("/admin/")
             and not getattr(response, "keeps_html", False)  # a page meant for people (OAuth sign-in, consent)
         ):
-            # Django's own pages (DEBUG's technical 404, a stray 400) become the envelope too.
-            return self._render_status(response.status_code)
+            # A browser's post from a page for people (sign-in, consent, the hosted form) gets a page it can show.
+            page = error_page_for(request, response)
+            if page is not None:
+                return page
+            if self._is_html(response):
+                # Django's own pages (DEBUG's technical 404, a stray 400) become the envelope too.
+                return self._render_status(response.status_code)
         return response
 
     @staticmethod

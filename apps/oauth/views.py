@@ -53,6 +53,8 @@ from apps.oauth.validators import CONSENTING_ROLES, consenting_membership, own_r
 logger = logging.getLogger("apps.oauth")
 
 AUTHORIZE_PATH = "/auth/oauth2/authorize"
+# The pages a person sees and posts from: any error there is shown as the error page (apps.core.browser_pages).
+BROWSER_PAGES = (AUTHORIZE_PATH, "/auth/oauth2/consent", "/auth/oauth2/continue")
 DISCOVERY_CACHE_CONTROL = "public, max-age=3600"
 
 

@@ -5,3 +5,10 @@ class SitesConfig(AppConfig):
     name = "apps.sites"
     label = "sites"
     verbose_name = "Websites"
+
+    def ready(self):
+        from apps.core.browser_pages import register_error_page
+        from apps.sites.pages import BROWSER_PAGES, error_page
+
+        for prefix in BROWSER_PAGES:  # the hosted form and its post: a failure is a page the patient can read
+            register_error_page(prefix, error_page)

@@ -3,7 +3,8 @@
 FORM_PAGE_FIELDS: tuple[dict, ...] = (
     {"name": "first_name", "type": "text", "label": "First name", "required": True, "autocomplete": "given-name"},
     {"name": "last_name", "type": "text", "label": "Last name", "required": False, "autocomplete": "family-name"},
-    {"name": "email", "type": "email", "label": "Email", "required": True, "autocomplete": "email"},
+    # An e-mail or a phone (either will do, phone-only leads are welcome): checked by the capture processor's rule.
+    {"name": "email", "type": "email", "label": "Email", "required": False, "autocomplete": "email"},
     {"name": "phone", "type": "tel", "label": "Phone", "required": False, "autocomplete": "tel"},
     {"name": "message", "type": "textarea", "label": "Message", "required": False, "autocomplete": "off"},
     {

@@ -183,6 +183,10 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_AGE = 60 * 60 * 24 * 14
 CSRF_FAILURE_VIEW = "apps.core.errors.csrf_failure"
+# The Referrer-Policy header SecurityMiddleware adds. It must keep the origin on same-origin requests: under a
+# no-referrer policy a browser's form post (OAuth sign-in and consent, the hosted form) carries "Origin: null",
+# which the CSRF check refuses. same-origin also keeps URLs (the hosted form's token) off other sites.
+SECURE_REFERRER_POLICY = "same-origin"
 
 LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
@@ -249,7 +253,10 @@ REST_FRAMEWORK = {
 # Free-form JSON objects keep their keys exactly as the client sent them.
 JSON_CAMEL_CASE = {
     "RENDERER_CLASS": "rest_framework.renderers.JSONRenderer",
-    "JSON_UNDERSCOREIZE": {"no_underscore_before_number": True, "ignore_fields": ("custom_fields", "data")},
+    "JSON_UNDERSCOREIZE": {
+        "no_underscore_before_number": True,
+        "ignore_fields": ("custom_fields", "data", "submitted_fields"),
+    },
 }
 
 SPECTACULAR_SETTINGS = {

@@ -173,18 +173,25 @@ def test_custom_fields_fill_gaps_on_a_known_patient(owner, create_form):
         pytest.param({"first_name": "Bad", "email": "nope", "phone": "12"}, id="unusable"),
     ],
 )
-def test_without_a_usable_email_or_phone_the_submission_is_rejected(owner, api, create_form, fields):
+def test_without_a_usable_email_or_phone_no_lead_is_made_but_a_person_sees_it(owner, api, create_form, fields):
     form = create_form()
     before = counts(owner.organization)
 
-    response = public_post(form, fields)
+    response = public_post(form, fields | {"message": "Please call me back"})
 
     assert response.status_code == 201  # stored: the sender is told it arrived
     after = counts(owner.organization)
-    assert after == before | {"submissions": before["submissions"] + 1}
+    assert after == before | {"submissions": before["submissions"] + 1, "review_items": 1}
     listed = api.get(form_path(form, "submissions")).json()["items"]
     assert [(item["status"], item["patientId"]) for item in listed] == [("rejected", None)]
     assert listed[0]["problem"] == "no usable e-mail or phone"
+    # Not lost: the intake-review queue shows it, with what was typed (name, the unusable contact, the message).
+    [item] = api.get("/intake-review").json()["items"]
+    assert (item["reasons"], item["patientId"], item["status"]) == (["no_usable_contact"], None, "open")
+    assert (item["formId"], item["submissionId"]) == (form["id"], listed[0]["id"])
+    assert item["submittedFields"] == fields | {"message": "Please call me back"}
+    closed = post_json(api, f"/intake-review/{item['id']}/dismiss", {"note": "called back"})
+    assert closed.status_code == 200 and closed.json()["status"] == "dismissed"
 
 
 def test_telephone_alone_is_the_number_to_reach(owner, create_form):
@@ -539,6 +546,8 @@ def test_parked_incoming_call_without_a_phone_is_rejected_on_replay(
     assert list(patients(owner.organization).values_list("phone_mobile", flat=True)) == ["3331234567"]
     statuses = sorted(submissions_of(owner.organization).values_list("status", flat=True))
     assert statuses == ["processed", "rejected"]
+    [item] = api.get("/intake-review").json()["items"]
+    assert (item["reasons"], item["submittedFields"]) == (["no_usable_contact"], {"email": "nophone@example.com"})
 
 
 def test_touch_rows_belong_to_the_practice(owner, create_form):

@@ -22,6 +22,7 @@ ITEM_KEYS = {
     "patientId",
     "formId",
     "submissionId",
+    "submittedFields",
     "resolutionNote",
     "resolvedAt",
     "resolvedByUserId",
@@ -103,6 +104,7 @@ def test_archived_defaults_keep_the_lead_and_open_an_item(owner, api, form, defa
         "patientId": str(patient.id),
         "formId": form["id"],
         "submissionId": str(submission.id),
+        "submittedFields": None,  # the lead's data is on the patient
         "resolutionNote": "",
         "resolvedAt": None,
         "resolvedByUserId": None,

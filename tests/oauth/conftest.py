@@ -8,6 +8,7 @@ from html.parser import HTMLParser
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
+from authlib.integrations.requests_client import OAuth2Session
 from django.test import Client
 from django.utils import timezone
 
@@ -73,6 +74,17 @@ def register_client(client: Client | None = None, **metadata) -> str:
     response = (client or Client()).post(REGISTER, body, content_type="application/json")
     assert response.status_code == 201, response.content
     return response.json()["client_id"]
+
+
+def authlib_app(client_id: str, redirect_uri: str = CALLBACK):
+    """The app, as a real OAuth client (authlib): public, PKCE S256, read write offline_access."""
+    return OAuth2Session(
+        client_id,
+        scope="read write offline_access",
+        redirect_uri=redirect_uri,
+        code_challenge_method="S256",
+        token_endpoint_auth_method="none",
+    )
 
 
 @dataclass

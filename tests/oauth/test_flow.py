@@ -6,10 +6,9 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 from authlib.common.security import generate_token
-from authlib.integrations.requests_client import OAuth2Session
 
 from apps.oauth.models import AccessToken, Connection, RefreshToken
-from tests.oauth.conftest import CALLBACK, browser, read_page
+from tests.oauth.conftest import CALLBACK, authlib_app, browser, read_page
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -25,13 +24,7 @@ def test_register_authorize_consent_token_refresh_revoke(live_server, member_fac
     assert registration.status_code == 201, registration.text
     client_id = registration.json()["client_id"]
 
-    app = OAuth2Session(
-        client_id,
-        scope="read write offline_access",
-        redirect_uri=CALLBACK,
-        code_challenge_method="S256",
-        token_endpoint_auth_method="none",
-    )
+    app = authlib_app(client_id)
     verifier = generate_token(48)
     authorize_url, state = app.create_authorization_url(f"{base}/auth/oauth2/authorize", code_verifier=verifier)
     assert "code_challenge_method=S256" in authorize_url

@@ -1,3 +1,4 @@
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.capture.fields import ATTRIBUTION_FIELDS, DEFAULT_FIELDS, MAX_FIELD_NAME, valid_target
@@ -200,7 +201,13 @@ class ReviewItemSerializer(serializers.Serializer):
     id = serializers.UUIDField()
     status = serializers.ChoiceField(choices=IntakeReviewItem.Status.choices)
     reasons = serializers.ListField(child=serializers.ChoiceField(choices=IntakeReviewItem.Reason.choices))
-    patient_id = serializers.UUIDField()
+    patient_id = serializers.UUIDField(
+        allow_null=True, help_text="null when the capture could not become a lead (reason no_usable_contact)."
+    )
+    submitted_fields = serializers.SerializerMethodField(
+        help_text="The fields as submitted, for an item without a patient (no_usable_contact): name, the e-mail or "
+        "phone as typed, message. null otherwise (the data is on the patient)."
+    )
     form_id = serializers.UUIDField(allow_null=True)
     submission_id = serializers.UUIDField(allow_null=True)
     resolution_note = serializers.CharField()
@@ -210,6 +217,12 @@ class ReviewItemSerializer(serializers.Serializer):
 
     class Meta:
         ref_name = "IntakeReviewItem"
+
+    @extend_schema_field({"type": "object", "additionalProperties": True, "nullable": True})
+    def get_submitted_fields(self, item) -> dict | None:
+        if item.patient_id is not None or item.submission is None:
+            return None
+        return item.submission.fields
 
 
 ReviewPageSerializer = offset_page_serializer(ReviewItemSerializer, "IntakeReviewPage")

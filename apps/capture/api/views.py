@@ -113,14 +113,18 @@ class CaptureView(BaseApiView):
             incoming = receive.read_signed(request, self.form)
         else:
             incoming = receive.read_public(request)
+        # A browser's form post (the hosted form page) gets a page: the form again when it cannot become a lead.
+        from apps.sites.pages import browser_thanks, hosted_form_refusal
+
+        refusal = hosted_form_refusal(request, self.form, incoming.fields if incoming is not None else None)
+        if refusal is not None:
+            return refusal
         if incoming is not None:
             try:
                 services.capture_receive(form=self.form, incoming=incoming)
             except (DatabaseError, OSError, services.AttachmentsNotStored) as exc:
                 logger.warning("capture not stored (%s); answered 503", type(exc).__name__)
                 raise NotStored() from None
-        from apps.sites.pages import browser_thanks  # a browser's form post (the hosted form page) gets a page
-
         thanks = browser_thanks(request, self.form)
         return thanks if thanks is not None else Response({"ok": True}, status=201)
 
