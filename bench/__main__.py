@@ -105,14 +105,14 @@ def main(argv=None) -> int:
     if args.seed_only:
         return 0
 
-    from bench import capture, report, scenarios
+    from bench import report, scenarios, sqlcapture
     from bench.client import Http
     from bench.direct import Direct
     from bench.paths import RESULTS
     from bench.runner import Runner
     from bench.server import Server
 
-    capture.setup_django(url)
+    sqlcapture.setup_django(url)
     # Steady state: a vacuumed table (as autovacuum keeps it), so count(*) can be an index-only scan. A transaction
     # left open elsewhere in the cluster holds the visibility map back; the share of all-visible pages is reported.
     # On a connection of its own: ANALYZE loading pg_trgm would reset the replay connection's trigram threshold.
@@ -126,7 +126,7 @@ def main(argv=None) -> int:
             "SELECT relallvisible::float / greatest(relpages, 1) FROM pg_class WHERE relname = 'patients_patient'"
         ).fetchone()[0]
     log(f"VACUUM (ANALYZE) in {time.monotonic() - t0:.1f}s; {all_visible:.0%} of patients_patient pages all-visible")
-    direct = Direct(url, options=capture.connection_options())
+    direct = Direct(url, options=sqlcapture.connection_options())
     direct.check_options()
     picked = scenarios.pick_patients(direct.conn, info)
     chosen = scenarios.build(info, picked, now=started_at)
@@ -145,7 +145,7 @@ def main(argv=None) -> int:
     runner = Runner(
         http=http,
         server=server,
-        capture=capture.RequestCapture(info.api_key),
+        capture=sqlcapture.RequestCapture(info.api_key),
         direct=direct,
         info=info,
         iterations=args.iterations,

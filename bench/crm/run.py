@@ -9,7 +9,7 @@ Method (docs/benchmarks.md, "CRM", says the same for readers):
 2. daphne serving config.asgi:application (bench.server.Server), one keep-alive connection (bench.client.Http)
    with the API key of the measured practice's owner, who is also the member "mine" and "today" are about.
 3. For each request (bench.runner.Runner, as `python -m bench` does): its SQL captured once in-process under
-   CaptureQueriesContext (bench.capture), then timed iterations alternating the HTTP request with a direct replay
+   CaptureQueriesContext (bench.sqlcapture), then timed iterations alternating the HTTP request with a direct replay
    of those statements on psycopg (bench.direct). p50/p95 of both and the ratio of the p50s.
 4. EXPLAIN (ANALYZE) of each request's statements on the practice's data, for the execution time of each.
 """
@@ -153,7 +153,7 @@ def main(argv=None) -> int:
     def log(message: str) -> None:
         print(f"[bench crm {time.monotonic() - t_start:6.1f}s] {message}", flush=True)
 
-    from bench import capture, db, report
+    from bench import db, report, sqlcapture
     from bench.crm import doc
     from bench.crm import seed as crm_seed
     from bench.db import uptime
@@ -161,7 +161,7 @@ def main(argv=None) -> int:
     from bench.webhooks.run import wait_quiet
 
     url = crm_seed.database_url()
-    capture.setup_django(url)
+    sqlcapture.setup_django(url)
     info = crm_seed.prepare_patients(url, reseed=args.reseed, log=log)
     crm = crm_seed.prepare_crm(url, info, reseed=args.reseed, log=log)
     seed_seconds = time.monotonic() - t_start
@@ -176,7 +176,7 @@ def main(argv=None) -> int:
     # Steady state, as `python -m bench` has it: the tables read vacuumed and analysed (autovacuum would keep them so).
     with db.connect(url) as maintenance:
         maintenance.execute("VACUUM (ANALYZE) " + ", ".join(crm_seed.CRM_TABLES) + ", patients_patient")
-    direct = Direct(url, options=capture.connection_options())
+    direct = Direct(url, options=sqlcapture.connection_options())
     direct.check_options()
     machine = report.machine(direct.conn)
     chosen = [s for s in build(crm, started, crm_seed.TIMEZONE) if not args.only or s.key in args.only]
@@ -187,7 +187,7 @@ def main(argv=None) -> int:
     log(f"starting daphne on 127.0.0.1:{server.port} (log: {server.log_path})")
     server.start()
     http = Http("127.0.0.1", server.port, headers={"Authorization": f"Bearer {info.api_key}"})
-    requests = capture.RequestCapture(info.api_key)
+    requests = sqlcapture.RequestCapture(info.api_key)
     runner = Runner(
         http=http,
         server=server,

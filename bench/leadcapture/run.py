@@ -630,13 +630,12 @@ def main(argv=None) -> int:
     log(f"migrated in {time.monotonic() - t0:.1f}s; seeding {args.patients:,} patients (+{args.others} practices)")
     info = seed.seed(url, patients=args.patients, others=args.others, other_patients=args.other_patients, log=log)
 
-    from bench import capture as request_capture
-    from bench import report
+    from bench import report, sqlcapture
     from bench.client import Http
     from bench.leadcapture import direct, doc, load
     from bench.webhooks.run import wait_quiet
 
-    request_capture.setup_django(url)
+    sqlcapture.setup_django(url)
     from django.conf import settings
 
     if tuple(settings.SVC_CAPTURE_FORM_BUCKET) != (load.BUCKET_BURST, load.BUCKET_RATE):

@@ -211,13 +211,13 @@ def main(argv=None) -> int:
         url, patients=100_000, others=20, other_patients=10_000, reseed=False, skip_seed=False, log=log
     )
 
-    from bench import capture, report
+    from bench import report, sqlcapture
     from bench.client import Http
     from bench.mcp import doc
     from bench.server import Server
     from bench.webhooks.run import wait_quiet
 
-    capture.setup_django(url)
+    sqlcapture.setup_django(url)
     before_uptime = db.uptime()
     log(before_uptime)
     with db.connect(url) as conn:
