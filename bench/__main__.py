@@ -7,7 +7,7 @@ import os
 import sys
 import time
 
-from bench import db
+from bench import env
 
 DESCRIPTION = """\
 Benchmark of the patients area through the real HTTP stack (daphne + config.asgi), each scenario next to the same
@@ -90,7 +90,7 @@ def main(argv=None) -> int:
     def log(message: str) -> None:
         print(f"[bench {time.monotonic() - t_start:7.1f}s] {message}", flush=True)
 
-    url = db.database_url()
+    url = env.database_url()
     from bench import prepare
 
     info = prepare.prepare(
@@ -105,19 +105,18 @@ def main(argv=None) -> int:
     if args.seed_only:
         return 0
 
-    from bench import report, scenarios, sqlcapture
+    from bench import measure, report, scenarios, sqlcapture
     from bench.client import Http
     from bench.direct import Direct
     from bench.paths import RESULTS
     from bench.runner import Runner
-    from bench.server import Server
 
-    sqlcapture.setup_django(url)
+    env.setup_django(url)
     # Steady state: a vacuumed table (as autovacuum keeps it), so count(*) can be an index-only scan. A transaction
     # left open elsewhere in the cluster holds the visibility map back; the share of all-visible pages is reported.
     # On a connection of its own: ANALYZE loading pg_trgm would reset the replay connection's trigram threshold.
     t0 = time.monotonic()
-    with db.connect(url) as maintenance:
+    with env.connect(url) as maintenance:
         maintenance.execute(
             "VACUUM (ANALYZE) patients_patient, patients_patienttag, patients_activity, patients_searchterm, "
             "patients_patientcounter"
@@ -136,9 +135,9 @@ def main(argv=None) -> int:
         if unknown:
             raise SystemExit(f"bench: unknown scenario(s) {sorted(unknown)}; known: {[s.key for s in chosen]}")
         chosen = [s for s in chosen if s.key in keys]
-    machine = report.machine(direct.conn)
+    machine = measure.machine(direct.conn)
 
-    server = Server(url)
+    server = env.Server(url)
     log(f"starting daphne on 127.0.0.1:{server.port} (log: {server.log_path})")
     server.start()
     http = Http("127.0.0.1", server.port, headers={"Authorization": f"Bearer {info.api_key}"})

@@ -8,7 +8,6 @@ side-by-side summary is rebuilt. Text between `<!-- notes:start -->` and `<!-- n
 import datetime
 import json
 import os
-import platform
 import re
 
 from bench.paths import DOC
@@ -19,62 +18,6 @@ SEARCH_INDEXES = ("patients_searchterm_trgm_idx", "patients_search_keys_idx")
 RSS_TARGET_MB = 20.0
 
 NOTES_DEFAULT = "_No notes yet._"
-
-
-def machine(conn) -> dict:
-    cpu = _proc_field("/proc/cpuinfo", "model name") or "unknown CPU"
-    total = _proc_field("/proc/meminfo", "MemTotal")
-    memory = f"{int(total.split()[0]) / 1024 / 1024:.0f} GB RAM" if total else ""
-    settings = dict(
-        conn.execute(
-            "SELECT name, setting || coalesce(unit, '') FROM pg_settings "
-            "WHERE name IN ('shared_buffers', 'work_mem', 'jit', 'synchronous_commit', 'random_page_cost')"
-        ).fetchall()
-    )
-    pg = conn.execute("SHOW server_version").fetchone()[0]
-    import django
-
-    return {
-        "cpu": f"{cpu}, {os.cpu_count()} cores",
-        "memory": memory,
-        "os": f"{platform.system()} {platform.release()}",
-        "postgres": f"PostgreSQL {pg} (shared_buffers {_pages(settings.get('shared_buffers', ''))}, "
-        f"work_mem {settings.get('work_mem', '?')}, jit {settings.get('jit', '?')}, "
-        f"random_page_cost {settings.get('random_page_cost', '?')})",
-        "python": f"Python {platform.python_version()}, Django {django.get_version()}, daphne",
-        "code": code_version(),
-    }
-
-
-def code_version() -> str:
-    """The commit measured, and whether app code had uncommitted changes (others edit in parallel)."""
-    import subprocess
-
-    from bench.paths import ROOT
-
-    def git(*args: str) -> str:
-        result = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False)
-        return result.stdout.strip()
-
-    commit = git("rev-parse", "--short", "HEAD") or "unknown"
-    dirty = [line for line in git("status", "--porcelain", "--", "apps", "config").splitlines() if line.strip()]
-    return f"commit {commit}" + (f" + uncommitted changes in {len(dirty)} app/config files" if dirty else "")
-
-
-def _proc_field(path: str, name: str) -> str | None:
-    try:
-        with open(path) as lines:
-            for line in lines:
-                if line.startswith(name):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return None
-
-
-def _pages(value: str) -> str:
-    match = re.fullmatch(r"(\d+)8kB", value)
-    return f"{int(match.group(1)) * 8 // 1024} MB" if match else value
 
 
 def _ms(value: float) -> str:

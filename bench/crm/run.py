@@ -6,7 +6,7 @@ Method (docs/benchmarks.md, "CRM", says the same for readers):
    seed (bench.seed: 100,000 patients in the measured practice, 5 other practices of 10,000) and on top of it
    30,000 journeys, 50,000 tasks and 20,000 appointments in the measured practice, a tenth of that in each other
    one (bench.crm.seed). Reused when already there; the CRM rows are rebuilt when older than 12 hours.
-2. daphne serving config.asgi:application (bench.server.Server), one keep-alive connection (bench.client.Http)
+2. daphne serving config.asgi:application (bench.env.Server), one keep-alive connection (bench.client.Http)
    with the API key of the measured practice's owner, who is also the member "mine" and "today" are about.
 3. For each request (bench.runner.Runner, as `python -m bench` does): its SQL captured once in-process under
    CaptureQueriesContext (bench.sqlcapture), then timed iterations alternating the HTTP request with a direct replay
@@ -153,15 +153,15 @@ def main(argv=None) -> int:
     def log(message: str) -> None:
         print(f"[bench crm {time.monotonic() - t_start:6.1f}s] {message}", flush=True)
 
-    from bench import db, report, sqlcapture
+    from bench import env, report, sqlcapture
     from bench.crm import doc
     from bench.crm import seed as crm_seed
-    from bench.db import uptime
+    from bench.measure import machine as machine_info
+    from bench.measure import uptime, wait_quiet
     from bench.paths import RESULTS
-    from bench.webhooks.run import wait_quiet
 
     url = crm_seed.database_url()
-    sqlcapture.setup_django(url)
+    env.setup_django(url)
     info = crm_seed.prepare_patients(url, reseed=args.reseed, log=log)
     crm = crm_seed.prepare_crm(url, info, reseed=args.reseed, log=log)
     seed_seconds = time.monotonic() - t_start
@@ -171,19 +171,18 @@ def main(argv=None) -> int:
     from bench.client import Http
     from bench.direct import Direct
     from bench.runner import Runner
-    from bench.server import Server
 
     # Steady state, as `python -m bench` has it: the tables read vacuumed and analysed (autovacuum would keep them so).
-    with db.connect(url) as maintenance:
+    with env.connect(url) as maintenance:
         maintenance.execute("VACUUM (ANALYZE) " + ", ".join(crm_seed.CRM_TABLES) + ", patients_patient")
     direct = Direct(url, options=sqlcapture.connection_options())
     direct.check_options()
-    machine = report.machine(direct.conn)
+    machine = machine_info(direct.conn)
     chosen = [s for s in build(crm, started, crm_seed.TIMEZONE) if not args.only or s.key in args.only]
 
     before_uptime = uptime()
     log(before_uptime)
-    server = Server(url)
+    server = env.Server(url)
     log(f"starting daphne on 127.0.0.1:{server.port} (log: {server.log_path})")
     server.start()
     http = Http("127.0.0.1", server.port, headers={"Authorization": f"Bearer {info.api_key}"})
@@ -227,7 +226,7 @@ def main(argv=None) -> int:
         if scenario.target_ms is not None and timed:
             row["slowest"] = max(timed, key=lambda t: t["ms"])
         rows.append(row)
-    with db.connect(url) as conn:
+    with env.connect(url) as conn:
         tables = doc.table_rows(conn)
     figures = {
         "started": started.isoformat(),
