@@ -10,7 +10,9 @@ import json
 import os
 import re
 
-from bench.paths import DOC
+from bench import doc
+from bench.doc import met as _met
+from bench.doc import ms as _ms
 from bench.scenarios import Scenario, percentile
 
 RATIO_TARGET = 2.0
@@ -18,10 +20,6 @@ SEARCH_INDEXES = ("patients_searchterm_trgm_idx", "patients_search_keys_idx")
 RSS_TARGET_MB = 20.0
 
 NOTES_DEFAULT = "_No notes yet._"
-
-
-def _ms(value: float) -> str:
-    return f"{value:.1f}" if value < 100 else f"{value:.0f}"
 
 
 def summarise(scenario: Scenario) -> dict:
@@ -57,10 +55,6 @@ def summarise(scenario: Scenario) -> dict:
     if scenario.undo_statements:
         row["statements_remove"] = len(scenario.undo_statements)
     return row
-
-
-def _met(ok: bool) -> str:
-    return "✅" if ok else "❌"
 
 
 def table(rows: list[dict]) -> str:
@@ -284,47 +278,23 @@ subsection.
 """
 
 
-START, END = "<!-- bench:patients:start -->", "<!-- bench:patients:end -->"
-LEGACY_TITLE = "# Benchmarks — patients area"  # the file's first form, before other areas shared it
+START, END = doc.markers("patients")
 
 
 def write_doc(new_section: str, patients: int) -> str:
     """Replace this benchmark's block of docs/benchmarks.md (between START and END), leaving the rest of the file —
     other areas' sections — as it is."""
-    existing = DOC.read_text() if DOC.exists() else ""
-    before, mine, after = _split(existing)
+    mine = doc.block(doc.read(), START, END) or ""
     sections = {
         int(m.group(1)): re.sub(r"^(<!-- bench:run [^\n]*\n)#+ ", r"\1#### ", m.group(0))
         for m in re.finditer(r"<!-- bench:run patients=(\d+) -->.*?<!-- /bench:run -->", mine, re.S)
     }
     sections[patients] = new_section
-    notes = re.search(r"<!-- notes:start -->\n?(.*?)\n?<!-- notes:end -->", mine, re.S)
-    notes_text = notes.group(1).strip() if notes else NOTES_DEFAULT
     parts = [START, HEADER, _comparison(sections), "### Results", ""]
     for count in sorted(sections):
         parts += [sections[count], ""]
-    parts += ["### Findings and proposed fixes", "", "<!-- notes:start -->", notes_text, "<!-- notes:end -->", END]
-    text = before + "\n".join(parts) + after
-    DOC.parent.mkdir(parents=True, exist_ok=True)
-    tmp = DOC.with_suffix(f".md.tmp{os.getpid()}")
-    tmp.write_text(text)
-    tmp.replace(DOC)
-    return text
-
-
-def _split(text: str) -> tuple[str, str, str]:
-    """(what comes before this benchmark's block, the block, what comes after)."""
-    start, end = text.find(START), text.find(END)
-    if start != -1 and end != -1:
-        return text[:start], text[start : end + len(END)], text[end + len(END) :]
-    if text.startswith(LEGACY_TITLE):
-        cut = text.find("<!-- notes:end -->")
-        cut = len(text) if cut == -1 else cut + len("<!-- notes:end -->")
-        rest = text[cut:].lstrip("\n")
-        return "# Benchmarks\n\n", text[:cut], "\n\n" + rest if rest else "\n"
-    if not text.strip():
-        return "# Benchmarks\n\n", "", "\n"
-    return text.rstrip("\n") + "\n\n", "", "\n"
+    parts += ["### Findings and proposed fixes", "", *doc.notes_block("notes", NOTES_DEFAULT, mine), END]
+    return doc.write_section("\n".join(parts), START, END)
 
 
 def _comparison(sections: dict[int, str]) -> str:

@@ -2,13 +2,11 @@
 replaces that block (appended at the end of the file the first time) and nothing else, keeping the hand-written
 findings between the crm-notes markers."""
 
-import os
-import re
+from bench import doc
+from bench.doc import ms as _ms
 
-from bench.paths import DOC
-
-START, END = "<!-- bench:crm:start -->", "<!-- bench:crm:end -->"
-NOTES_START, NOTES_END = "<!-- crm-notes:start -->", "<!-- crm-notes:end -->"
+START, END = doc.markers("crm")
+NOTES_DEFAULT = "_None recorded yet._"
 TABLES = ("patients_patient", "journeys_journey", "tasks_task", "appointments_appointment")
 
 METHOD = """\
@@ -48,10 +46,6 @@ def table_rows(conn) -> dict[str, int]:
     return {table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in TABLES}
 
 
-def _ms(value: float) -> str:
-    return f"{value:.1f}" if value < 100 else f"{value:.0f}"
-
-
 def _table(rows: list[dict]) -> list[str]:
     lines = [
         "| Request | Response | SQL stmts (data) | n | API p50 ms | API p95 ms | SQL p50 ms | SQL p95 ms "
@@ -61,7 +55,7 @@ def _table(rows: list[dict]) -> list[str]:
     for row in rows:
         target = ""
         if row["target_ms"] is not None:
-            target = f"< {row['target_ms']:g} ms {'✅' if row['api_p50'] < row['target_ms'] else '❌'}"
+            target = f"< {row['target_ms']:g} ms {doc.met(row['api_p50'] < row['target_ms'])}"
         ratio = f"{row['ratio']:.1f}x" if row["ratio"] is not None else "-"
         lines.append(
             f"| {row['label']} | {row['response']}; {row['bytes'] / 1024:.0f} KB | {row['statements']} "
@@ -100,12 +94,6 @@ def _statements(rows: list[dict]) -> list[str]:
     return lines
 
 
-def _notes() -> str:
-    text = DOC.read_text() if DOC.exists() else ""
-    found = re.search(re.escape(NOTES_START) + r"\n?(.*?)\n?" + re.escape(NOTES_END), text, re.S)
-    return found.group(1).strip() if found and found.group(1).strip() else "_None recorded yet._"
-
-
 def section(figures: dict) -> str:
     machine, rows = figures["machine"], figures["rows"]
     loads = [value for row in rows for value in (row.get("load") or ())]
@@ -141,9 +129,7 @@ def section(figures: dict) -> str:
         "",
         "### Findings (CRM)",
         "",
-        NOTES_START,
-        _notes(),
-        NOTES_END,
+        *doc.notes_block("crm-notes", NOTES_DEFAULT),
         END,
     ]
     return "\n".join(lines)
@@ -151,12 +137,4 @@ def section(figures: dict) -> str:
 
 def write(new_section: str) -> None:
     """Put the section in place of the old block, or after everything else when there is none."""
-    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
-    pattern = re.compile(re.escape(START) + ".*?" + re.escape(END), re.S)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: new_section, text, count=1)
-    else:
-        text = text.rstrip("\n") + "\n\n" + new_section + "\n"
-    staged = DOC.with_name(f".{DOC.name}.{os.getpid()}")
-    staged.write_text(text)
-    staged.replace(DOC)
+    doc.write_section(new_section, START, END)
