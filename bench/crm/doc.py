@@ -16,7 +16,7 @@ already holds the seed.
 
 ### How it is measured
 
-- **Seed**: the patients benchmark's seed (`bench/seed.py`, unchanged: 100,000 patients in the measured practice,
+- **Seed**: the patients seed (`bench/patients/seed.py`, unchanged: 100,000 patients in the measured practice,
   5 other practices of 10,000), then set-based SQL (`bench/crm/seed.py`) adding to every practice, in proportion to
   its patients, 0.3 journeys, 0.5 tasks and 0.2 appointments per patient — **30,000 journeys, 50,000 tasks and 20,000
   appointments** in the measured one, a tenth of that in each other one, so every read filters by tenant. The
@@ -31,7 +31,7 @@ already holds the seed.
 - **Through HTTP**: daphne serves `config.asgi:application` (settings `bench.settings`, DEBUG=0); one keep-alive
   `http.client` connection with the API key of the measured practice's owner, who is the member that `mine`,
   `assigneeId` and `/today` are about. A request's time runs from sending it to reading the last byte.
-- **Direct SQL**: as in the patients benchmark (`bench/runner.py`): each request runs once in-process under
+- **Direct SQL**: as in the patients benchmark (`bench/patients/runner.py`): each request runs once in-process under
   `CaptureQueriesContext`, and its statements — authentication and practice selection included, as psycopg sent
   them — are replayed on a psycopg connection opened like Django's, rows fetched, after each HTTP iteration.
 - **Figures**: p50/p95 over the timed iterations in milliseconds; API/SQL is the ratio of the p50s (the rest is

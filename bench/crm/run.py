@@ -3,14 +3,14 @@
 Method (docs/benchmarks.md, "CRM", says the same for readers):
 
 1. A database of its own, `practice_crm_bench_crm` (BENCH_CRM_DATABASE_URL overrides): the patients benchmark's
-   seed (bench.seed: 100,000 patients in the measured practice, 5 other practices of 10,000) and on top of it
+   seed (bench.patients.seed: 100,000 patients in the measured practice, 5 other practices of 10,000) and on top of it
    30,000 journeys, 50,000 tasks and 20,000 appointments in the measured practice, a tenth of that in each other
    one (bench.crm.seed). Reused when already there; the CRM rows are rebuilt when older than 12 hours.
 2. daphne serving config.asgi:application (bench.env.Server), one keep-alive connection (bench.client.Http)
    with the API key of the measured practice's owner, who is also the member "mine" and "today" are about.
-3. For each request (bench.runner.Runner, as `python -m bench` does): its SQL captured once in-process under
+3. For each request (bench.patients.runner.Runner, as `python -m bench` does): its SQL captured once in-process under
    CaptureQueriesContext (bench.sqlcapture), then timed iterations alternating the HTTP request with a direct replay
-   of those statements on psycopg (bench.direct). p50/p95 of both and the ratio of the p50s.
+   of those statements on psycopg (bench.patients.direct). p50/p95 of both and the ratio of the p50s.
 4. EXPLAIN (ANALYZE) of each request's statements on the practice's data, for the execution time of each.
 """
 
@@ -23,7 +23,7 @@ import time
 import zoneinfo
 from urllib.parse import urlencode
 
-from bench.scenarios import Scenario
+from bench.patients.scenarios import Scenario
 
 TARGET_MS = 100.0  # issue 8: p50 of the journeys board and GET /today
 ITERATIONS, WARMUP, BUDGET = 100, 10, 60.0
@@ -153,12 +153,13 @@ def main(argv=None) -> int:
     def log(message: str) -> None:
         print(f"[bench crm {time.monotonic() - t_start:6.1f}s] {message}", flush=True)
 
-    from bench import env, report, sqlcapture
+    from bench import env, sqlcapture
     from bench.crm import doc
     from bench.crm import seed as crm_seed
     from bench.measure import machine as machine_info
     from bench.measure import uptime, wait_quiet
     from bench.paths import RESULTS
+    from bench.patients import report
 
     url = crm_seed.database_url()
     env.setup_django(url)
@@ -169,8 +170,8 @@ def main(argv=None) -> int:
         return 0
 
     from bench.client import Http
-    from bench.direct import Direct
-    from bench.runner import Runner
+    from bench.patients.direct import Direct
+    from bench.patients.runner import Runner
 
     # Steady state, as `python -m bench` has it: the tables read vacuumed and analysed (autovacuum would keep them so).
     with env.connect(url) as maintenance:

@@ -23,8 +23,8 @@ METHOD = """\
   (`apps.capture.tasks.sweep`, every minute) retries a submission left `received` for 30 s. So the benchmark
   gives two rates: captures accepted through HTTP, and leads made by the workers, with the lag between them.
 - **Database**: `practice_crm_bench_capture` (`BENCH_CAPTURE_DATABASE_URL` overrides), dropped, migrated and seeded
-  afresh on every run with the patients benchmark's seed (`bench.seed`): the measured practice (owner and API key
-  from `manage.py create_practice --api-key`) with 20,000 patients, and 2 other practices of 5,000. Redis
+  afresh on every run with the patients benchmark's seed (`bench.patients.seed`): the measured practice (owner and API
+  key from `manage.py create_practice --api-key`) with 20,000 patients, and 2 other practices of 5,000. Redis
   database 12 (`BENCH_CAPTURE_REDIS_URL`) is flushed and used by the servers and the workers for the rate limits,
   the cache, the channel layer and as the Celery broker.
 - **Forms**: 64 signed capture forms made through the settings API (`POST /settings/capture-forms`,

@@ -3,8 +3,8 @@
 Method (docs/benchmarks.md, "Lead capture", says the same for readers):
 
 1. Database `practice_crm_bench_capture` (BENCH_CAPTURE_DATABASE_URL overrides) dropped, created, migrated and
-   seeded afresh with the patients benchmark's seed (bench.seed): a measured practice of --patients patients (its
-   owner and API key made by `manage.py create_practice --api-key`) and --others practices of --other-patients.
+   seeded afresh with the patients benchmark's seed (bench.patients.seed): a measured practice of --patients patients
+   (its owner and API key made by `manage.py create_practice --api-key`) and --others practices of --other-patients.
    Redis database 12 (BENCH_CAPTURE_REDIS_URL) flushed and used by the servers and the workers for rate limits,
    cache, channel layer and broker, so the tasks every capture queues stay out of everybody else's queue.
 2. --servers daphne processes (default 2) serving config.asgi:application on ports of their own (settings
@@ -604,7 +604,7 @@ def main(argv=None) -> int:
     env.flush_redis(redis)
     log(f"flushed Redis database {redis}")
 
-    from bench import seed
+    from bench.patients import seed
 
     log(f"database {env.database_name(url)}: dropping, creating, migrating")
     seconds = env.rebuild(url)

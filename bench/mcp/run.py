@@ -3,7 +3,7 @@
 Method (docs/benchmarks.md, "MCP", says the same for readers):
 
 1. The patients benchmark's database, `practice_crm_bench` (BENCH_DATABASE_URL overrides), seeded or reused by
-   bench.prepare exactly as `python -m bench` does (100,000 patients in the measured practice, 20 others).
+   bench.patients.prepare exactly as `python -m bench` does (100,000 patients in the measured practice, 20 others).
 2. One OAuth connection of the measured practice's owner to a benchmark app (scopes read write) with two access
    tokens: one for the MCP server (resource = SVC_MCP_URL) and one for the REST API (resource = SVC_BASE_URL), so
    both requests carry the same person, practice, scopes and connection bucket. The app, its connection and tokens
@@ -205,7 +205,7 @@ def main(argv=None) -> int:
         print(f"[bench mcp {time.monotonic() - t_start:6.1f}s] {message}", flush=True)
 
     url = env.database_url()
-    from bench import prepare
+    from bench.patients import prepare
 
     info = prepare.prepare(
         url, patients=100_000, others=20, other_patients=10_000, reseed=False, skip_seed=False, log=log

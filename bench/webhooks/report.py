@@ -1,8 +1,9 @@
 """The "Outbound webhooks" section of docs/benchmarks.md.
 
 The section lives between `<!-- bench:webhooks:start -->` and `<!-- bench:webhooks:end -->`; a webhook run replaces
-only it (appending it the first time), and the patients benchmark (bench/report.py) keeps it when it regenerates the
-file. Text between `<!-- webhooks-notes:start -->` and `<!-- webhooks-notes:end -->` (findings) is kept as written.
+only it (appending it the first time), and the patients benchmark (bench/patients/report.py) keeps it when it
+regenerates the file. Text between `<!-- webhooks-notes:start -->` and `<!-- webhooks-notes:end -->` (findings) is
+kept as written.
 """
 
 from bench import doc

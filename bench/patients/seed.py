@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 import psycopg
 
-from bench import data, env
+from bench import env
 from bench.paths import RESULTS
+from bench.patients import data
 
 SEED_VERSION = 4  # 4: search vocabulary and patient counters (rebuilt after the trigger-less load)
 EXPORT_TAG_ROWS = 10_000

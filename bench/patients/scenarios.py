@@ -5,9 +5,9 @@ import json
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlencode
 
-from bench import seed
-from bench.data import TAGS
 from bench.measure import quantile
+from bench.patients import seed
+from bench.patients.data import TAGS
 
 EXPORT_CHUNK_SIZE = 1000  # the export view's values.iterator(chunk_size=…)
 BULK_SIZE = 500

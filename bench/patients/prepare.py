@@ -1,6 +1,7 @@
 """Make the benchmark database hold the requested data: create, migrate, seed (or reuse a matching seed)."""
 
-from bench import env, seed
+from bench import env
+from bench.patients import seed
 
 
 def prepare(url: str, *, patients: int, others: int, other_patients: int, reseed: bool, skip_seed: bool, log):

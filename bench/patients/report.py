@@ -13,7 +13,7 @@ import re
 from bench import doc
 from bench.doc import met as _met
 from bench.doc import ms as _ms
-from bench.scenarios import Scenario, percentile
+from bench.patients.scenarios import Scenario, percentile
 
 RATIO_TARGET = 2.0
 SEARCH_INDEXES = ("patients_searchterm_trgm_idx", "patients_search_keys_idx")
