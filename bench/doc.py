@@ -3,6 +3,7 @@
 it at the end of the file the first time). Hand-written findings between `<!-- TAG:start -->` and `<!-- TAG:end -->`
 inside a section are read back by the writer and kept as written. Also the few formats every section shares."""
 
+import json
 import os
 import re
 
@@ -66,3 +67,18 @@ def ms(value: float) -> str:
 
 def met(ok: bool) -> str:
     return "✅" if ok else "❌"
+
+
+def publish(section: str, raw, data, *, title: str, write, skipped: str, log, contents: str = "raw figures") -> None:
+    """The end of every run: its raw figures saved as JSON in `raw`, its section printed and, unless `skipped` says
+    why not (e.g. "--no-doc"), written with `write(section)`."""
+    raw.parent.mkdir(parents=True, exist_ok=True)
+    raw.write_text(json.dumps(data, indent=1, default=str))
+    print()
+    print(section)
+    print()
+    if skipped:
+        log(f"raw figures in {raw}; docs/benchmarks.md left unchanged ({skipped})")
+    else:
+        write(section)
+        log(f"wrote the {title} section of docs/benchmarks.md; {contents} in {raw}")

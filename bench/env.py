@@ -208,6 +208,25 @@ class Server:
             self._log.close()
 
 
+def worker_arguments(name: str, *, pool: str, concurrency: int) -> list[str]:
+    """`celery worker` arguments of a benchmark worker: its pool, hostname NAME@host, warnings only, and none of the
+    heartbeat/gossip/mingle chatter between workers."""
+    return [
+        "worker",
+        "--pool",
+        pool,
+        "--concurrency",
+        str(concurrency),
+        "--hostname",
+        f"{name}@%h",
+        "--loglevel",
+        "WARNING",
+        "--without-heartbeat",
+        "--without-gossip",
+        "--without-mingle",
+    ]
+
+
 class CeleryWorkers:
     """Celery worker processes of a benchmark, each started with `command(name)` and logging to a file of its own:
     ready once each answers a ping, checked for having exited, stopped (warm shutdown) at the end."""

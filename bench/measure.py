@@ -264,3 +264,12 @@ class PeakRss:
     @property
     def growth(self) -> int:
         return self.peak - self.baseline
+
+
+def logger(name: str, t0: float, width: int = 7):
+    """print() with the run's elapsed seconds since `t0`: `[NAME   12.3s] message`."""
+
+    def log(message: str) -> None:
+        print(f"[{name} {time.monotonic() - t0:{width}.1f}s] {message}", flush=True)
+
+    return log

@@ -23,6 +23,8 @@ import time
 import zoneinfo
 from urllib.parse import urlencode
 
+from bench.doc import publish
+from bench.measure import logger
 from bench.patients.scenarios import Scenario
 
 TARGET_MS = 100.0  # issue 8: p50 of the journeys board and GET /today
@@ -150,8 +152,7 @@ def main(argv=None) -> int:
     started = datetime.datetime.now(datetime.UTC)
     t_start = time.monotonic()
 
-    def log(message: str) -> None:
-        print(f"[bench crm {time.monotonic() - t_start:6.1f}s] {message}", flush=True)
+    log = logger("bench crm", t_start, width=6)
 
     from bench import env, sqlcapture
     from bench.crm import doc
@@ -247,30 +248,23 @@ def main(argv=None) -> int:
         "reconnects": http.reconnects,
         "rows": rows,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    raw = RESULTS / "crm.json"
-    raw.write_text(
-        json.dumps(
-            {
-                **figures,
-                "scenarios": [
-                    {"key": s.key, "path": s.path, "statements": s.statements, "explain": s.extra["statement_times"]}
-                    for s in chosen
-                ],
-            },
-            indent=1,
-            default=str,
-        )
+    raw = {
+        **figures,
+        "scenarios": [
+            {"key": s.key, "path": s.path, "statements": s.statements, "explain": s.extra["statement_times"]}
+            for s in chosen
+        ],
+    }
+    publish(
+        doc.section(figures),
+        RESULTS / "crm.json",
+        raw,
+        title="CRM",
+        write=doc.write,
+        skipped="--only" if args.only else "--no-doc" if args.no_doc else "",
+        log=log,
+        contents="raw figures, statements and plans",
     )
-    section = doc.section(figures)
-    print()
-    print(section)
-    print()
-    if args.no_doc or args.only:
-        log(f"raw figures in {raw}; docs/benchmarks.md left unchanged ({'--only' if args.only else '--no-doc'})")
-    else:
-        doc.write(section)
-        log(f"wrote the CRM section of docs/benchmarks.md; raw figures, statements and plans in {raw}")
     direct.close()
     return 0
 

@@ -49,8 +49,9 @@ import uuid
 from urllib.parse import urlsplit
 
 from bench import env
+from bench.doc import publish
 from bench.leadcapture.workers import DAPHNE_APP_NAME, WORKER_APP_NAME, Workers, with_application_name
-from bench.measure import Sampler, code_version, proc_stat, uptime, wait_quiet
+from bench.measure import Sampler, code_version, logger, proc_stat, uptime, wait_quiet
 from bench.measure import machine as machine_info
 from bench.paths import RESULTS
 
@@ -594,8 +595,7 @@ def main(argv=None) -> int:
     started = datetime.datetime.now(datetime.UTC)
     t_start = time.monotonic()
 
-    def log(message: str) -> None:
-        print(f"[bench capture {time.monotonic() - t_start:7.1f}s] {message}", flush=True)
+    log = logger("bench capture", t_start)
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     url, redis = database_url(), redis_url()
@@ -663,18 +663,16 @@ def main(argv=None) -> int:
     results["machine"] = machine
     results["seconds"] = time.monotonic() - t_start
     results["patients"] = info.patients
-    raw = RESULTS / "capture.json"
-    raw.write_text(json.dumps(results, indent=1, default=str))
     env.flush_redis(redis)
-    section = doc.section(results, target=TARGET_RATE)
-    print()
-    print(section)
-    print()
-    if args.no_doc:
-        log(f"raw figures in {raw}; docs/benchmarks.md left unchanged (--no-doc)")
-    else:
-        doc.write(section)
-        log(f"wrote the Lead capture section of docs/benchmarks.md; raw figures in {raw}")
+    publish(
+        doc.section(results, target=TARGET_RATE),
+        RESULTS / "capture.json",
+        results,
+        title="Lead capture",
+        write=doc.write,
+        skipped="--no-doc" if args.no_doc else "",
+        log=log,
+    )
     run = results["runs"][0]
     return 0 if not run["figures"]["failed"] and run["drained"] else 1
 

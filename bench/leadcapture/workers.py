@@ -49,18 +49,7 @@ class Workers(env.CeleryWorkers):
                 str(VENV_BIN / "celery"),
                 "-A",
                 "config",
-                "worker",
-                "--pool",
-                "prefork",
-                "--concurrency",
-                str(concurrency),
-                "--hostname",
-                f"{name}@%h",
-                "--loglevel",
-                "WARNING",
-                "--without-heartbeat",
-                "--without-gossip",
-                "--without-mingle",
+                *env.worker_arguments(name, pool="prefork", concurrency=concurrency),
             ]
             if beat and index == 0:  # one beat for the lot
                 schedule = RESULTS / "capture-celerybeat-schedule"

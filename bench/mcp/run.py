@@ -27,8 +27,9 @@ import sys
 import time
 
 from bench import env
+from bench.doc import publish
+from bench.measure import logger, quantile, uptime, wait_quiet
 from bench.measure import machine as machine_info
-from bench.measure import quantile, uptime, wait_quiet
 from bench.paths import RESULTS
 
 TARGET_OVERHEAD_MS = 5.0  # MCP p50 - REST p50 (issue 7)
@@ -201,8 +202,7 @@ def main(argv=None) -> int:
     started = datetime.datetime.now(datetime.UTC)
     t_start = time.monotonic()
 
-    def log(message: str) -> None:
-        print(f"[bench mcp {time.monotonic() - t_start:6.1f}s] {message}", flush=True)
+    log = logger("bench mcp", t_start, width=6)
 
     url = env.database_url()
     from bench.patients import prepare
@@ -253,18 +253,15 @@ def main(argv=None) -> int:
         "iterations": args.iterations,
         "warmup": args.warmup,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    raw = RESULTS / "mcp.json"
-    raw.write_text(json.dumps(figures, indent=1, default=str))
-    section = doc.section(figures, target_ms=TARGET_OVERHEAD_MS)
-    print()
-    print(section)
-    print()
-    if args.no_doc:
-        log(f"raw figures in {raw}; docs/benchmarks.md left unchanged (--no-doc)")
-    else:
-        doc.write(section)
-        log(f"wrote the MCP section of docs/benchmarks.md; raw figures in {raw}")
+    publish(
+        doc.section(figures, target_ms=TARGET_OVERHEAD_MS),
+        RESULTS / "mcp.json",
+        figures,
+        title="MCP",
+        write=doc.write,
+        skipped="--no-doc" if args.no_doc else "",
+        log=log,
+    )
     return 0
 
 

@@ -3,12 +3,13 @@ daphne, measure, write the "Patients area" section of docs/benchmarks.md."""
 
 import argparse
 import datetime
-import json
 import os
 import sys
 import time
 
 from bench import env
+from bench.doc import publish
+from bench.measure import logger
 
 DESCRIPTION = """\
 Benchmark of the patients area through the real HTTP stack (daphne + config.asgi), each scenario next to the same
@@ -71,8 +72,7 @@ def main(argv=None) -> int:
     started_at = datetime.datetime.now(datetime.UTC)
     t_start = time.monotonic()
 
-    def log(message: str) -> None:
-        print(f"[bench {time.monotonic() - t_start:7.1f}s] {message}", flush=True)
+    log = logger("bench", t_start)
 
     url = env.database_url()
     from bench.patients import prepare
@@ -171,39 +171,33 @@ def main(argv=None) -> int:
         all_visible=all_visible,
         seed_seconds=info.seed_seconds,
     )
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    raw = RESULTS / f"run-{info.patients}.json"
-    raw.write_text(
-        json.dumps(
+    raw = {
+        "started": started_at.isoformat(),
+        "machine": machine,
+        "rows": rows,
+        "scenarios": [
             {
-                "started": started_at.isoformat(),
-                "machine": machine,
-                "rows": rows,
-                "scenarios": [
-                    {
-                        "key": s.key,
-                        "path": s.path,
-                        "statements": s.statements,
-                        "undo_statements": s.undo_statements,
-                        "api_ns": s.api_ns,
-                        "sql_ns": s.sql_ns,
-                        "explain": s.extra.get("explain"),
-                    }
-                    for s in chosen
-                ],
-            },
-            indent=1,
-            default=str,
-        )
+                "key": s.key,
+                "path": s.path,
+                "statements": s.statements,
+                "undo_statements": s.undo_statements,
+                "api_ns": s.api_ns,
+                "sql_ns": s.sql_ns,
+                "explain": s.extra.get("explain"),
+            }
+            for s in chosen
+        ],
+    }
+    publish(
+        section,
+        RESULTS / f"run-{info.patients}.json",
+        raw,
+        title="Patients area",
+        write=lambda text: report.write_doc(text, info.patients),
+        skipped="--only" if args.only else "--no-doc" if args.no_doc else "",
+        log=log,
+        contents="raw figures, statements and plans",
     )
-    print()
-    print(section)
-    print()
-    if args.no_doc or args.only:
-        log(f"raw figures in {raw}; docs/benchmarks.md left unchanged ({'--only' if args.only else '--no-doc'})")
-    else:
-        report.write_doc(section, info.patients)
-        log(f"wrote docs/benchmarks.md; raw figures, statements and plans in {raw}")
     direct.close()
     return 0
 

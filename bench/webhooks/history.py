@@ -21,6 +21,7 @@ import sys
 import time
 
 from bench import env
+from bench.measure import logger
 from bench.paths import RESULTS
 
 # The claim's own order as an index over the work that can still be claimed (migration 0003): the claim reads its 25
@@ -209,10 +210,7 @@ def main(argv=None) -> int:
     if not env.exists(url):
         raise SystemExit(f"bench: {env.database_name(url)} does not exist: run python -m bench webhooks first")
     setup_django(url, redis_url())
-    t0 = time.monotonic()
-
-    def log(message: str) -> None:
-        print(f"[bench webhooks history {time.monotonic() - t0:6.1f}s] {message}", flush=True)
+    log = logger("bench webhooks history", time.monotonic(), width=6)
 
     history = run(url, args.rows, log, backlog=args.backlog)
     raw = RESULTS / "webhooks.json"

@@ -34,7 +34,8 @@ import uuid
 from collections import Counter, defaultdict
 
 from bench import env
-from bench.measure import Sampler, load1, quantile, wait_quiet
+from bench.doc import publish
+from bench.measure import Sampler, load1, logger, quantile, wait_quiet
 from bench.paths import RESULTS, ROOT
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/practice_crm_bench_webhooks"
@@ -698,8 +699,7 @@ def main(argv=None) -> int:
     started_at = datetime.datetime.now(datetime.UTC)
     t_start = time.monotonic()
 
-    def log(message: str) -> None:
-        print(f"[bench webhooks {time.monotonic() - t_start:7.1f}s] {message}", flush=True)
+    log = logger("bench webhooks", t_start)
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     url, redis = database_url(), redis_url()
@@ -770,16 +770,15 @@ def main(argv=None) -> int:
         results["runs"] = sorted(kept + results["runs"], key=lambda r: order.get(r["throughput"]["label"], len(order)))
         if "history" not in results and previous.get("history"):
             results["history"] = previous["history"]
-    raw.write_text(json.dumps(results, indent=1, default=str))
-    section = report.section(results, started_at)
-    print()
-    print(section)
-    print()
-    if args.no_doc:
-        log(f"raw figures in {raw}; docs/benchmarks.md left unchanged (--no-doc)")
-    else:
-        report.write_doc(section)
-        log(f"wrote the Outbound webhooks section of docs/benchmarks.md; raw figures in {raw}")
+    publish(
+        report.section(results, started_at),
+        raw,
+        results,
+        title="Outbound webhooks",
+        write=report.write_doc,
+        skipped="--no-doc" if args.no_doc else "",
+        log=log,
+    )
     return 0
 
 
