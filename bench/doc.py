@@ -60,6 +60,11 @@ def notes_block(tag: str, default: str, text: str | None = None) -> list[str]:
     return [f"<!-- {tag}:start -->", notes(tag, default, text), f"<!-- {tag}:end -->"]
 
 
+def machine_line(machine: dict) -> str:
+    """The section's "Machine" item, from bench.measure.machine()."""
+    return f"- **Machine**: {machine['cpu']}, {machine['memory']}, {machine['os']}"
+
+
 def ms(value: float) -> str:
     """Milliseconds as the tables show them: one decimal under 100, none from there."""
     return f"{value:.1f}" if abs(value) < 100 else f"{value:.0f}"

@@ -110,7 +110,7 @@ def section(figures: dict) -> str:
         f"- **Date**: {figures['started'][:16].replace('T', ' ')} UTC; run took {figures['seconds'] / 60:.1f} min "
         f"(of which {figures['seed_seconds'] / 60:.1f} min preparing the database; CRM rows seeded "
         f"{figures['crm_seeded'][:16].replace('T', ' ')} UTC)",
-        f"- **Machine**: {machine['cpu']}, {machine['memory']}, {machine['os']}",
+        doc.machine_line(machine),
         f"- **Load**: `{figures['uptime']}` before the run; 1-minute load {figures['load_before']:.2f} when measuring "
         f"started, {min(loads):.2f}-{max(loads):.2f} during it"
         + (" (**other work was running on this 2-core machine: figures are pessimistic**)" if max(loads) > 1.5 else ""),

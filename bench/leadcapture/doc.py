@@ -259,7 +259,7 @@ def section(results: dict, *, target: float) -> str:
         "",
         f"### Results ({results['started'][:16].replace('T', ' ')} UTC)",
         "",
-        f"- **Machine**: {machine['cpu']}, {machine['memory']}, {machine['os']}",
+        doc.machine_line(machine),
         f"- **Stack**: {machine['postgres']}; {machine['python']}; {machine.get('celery', 'Celery')}",
         f"- **Code**: {machine['code']}",
         f"- **Run**: {args['forms']} forms, {args['servers']} daphne processes, {args['concurrency']} connections, "

@@ -48,7 +48,7 @@ def section(figures: dict, *, target_ms: float) -> str:
         "",
         f"### Results ({date}, {figures['patients']:,} patients)",
         "",
-        f"- **Machine**: {machine['cpu']}, {machine['memory']}, {machine['os']}",
+        doc.machine_line(machine),
         f"- **Stack**: {machine['postgres']}; {machine['python']}",
         f"- **Code**: {machine['code']}",
         f"- **Load**: `{figures['uptime']}` before the run; 1-minute load {figures['load_before']:.2f} when "

@@ -182,7 +182,7 @@ def section(
         f"<!-- bench-data: {json.dumps(data)} -->",
         "",
         f"- **Date**: {started.strftime('%Y-%m-%d %H:%M UTC')} (run took {seconds / 60:.1f} min{load_note})",
-        f"- **Machine**: {info['cpu']}, {info['memory']}, {info['os']}",
+        doc.machine_line(info),
         f"- **Stack**: {info['postgres']}; {info['python']} (DEBUG=0), one keep-alive HTTP/1.1 connection",
         f"- **Code**: {info.get('code', 'unknown')}",
         f"- **Data**: {patients:,} patients in the measured practice + {others} practices x {other_patients:,} "

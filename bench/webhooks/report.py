@@ -76,7 +76,7 @@ def section(results: dict, started) -> str:
         "",
         f"### Results ({_dates(runs, started)})",
         "",
-        f"- **Machine**: {machine['cpu']}, {machine['memory']}, {machine['os']}",
+        doc.machine_line(machine),
         f"- **Stack**: {machine['postgres']}; Redis {machine.get('redis', '?')}; {machine['python']}; "
         f"{machine.get('celery', '')}",
         f"- **Last run took** {results['seconds'] / 60:.1f} min; the At column gives when each row was measured",
