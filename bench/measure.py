@@ -39,6 +39,25 @@ def proc_stat(pid: int) -> list[str] | None:
         return None
 
 
+class Background:
+    """A thread running `_run()` from __enter__ until __exit__ sets `_stop` (the samplers below)."""
+
+    def __init__(self):
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 def load1() -> float:
     with open("/proc/loadavg") as f:
         return float(f.read().split()[0])
@@ -76,7 +95,7 @@ def _system_cpu() -> tuple[int, int]:
     return sum(values) - idle, sum(values)
 
 
-class Sampler:
+class Sampler(Background):
     """During a measurement, every 0.5 s: the 1-minute load average and the CPU time of every process of the
     machine (a process first seen during the measurement counts from 0). At the end the CPU is split into the
     benchmark's workers, its receiver, the driver, the PostgreSQL backends of the benchmark database (told apart by
@@ -86,8 +105,7 @@ class Sampler:
         self.watched = watched
         self.database = database
         self.loads: list[float] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        super().__init__()
         self._first: dict[int, float] = {}
         self._last: dict[int, float] = {}
         self._titles: dict[int, str] = {}
@@ -109,12 +127,10 @@ class Sampler:
         self._sample(initial=True)
         self.system_before = _system_cpu()
         self.t0 = time.monotonic()
-        self._thread.start()
-        return self
+        return super().__enter__()
 
     def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
+        super().__exit__(*exc)
         self.seconds = time.monotonic() - self.t0
         self.loads.append(load1())
         self._sample()
@@ -237,28 +253,22 @@ def rss_bytes(pid: int) -> int:
     raise RuntimeError(f"no VmRSS for pid {pid}")
 
 
-class PeakRss:
+class PeakRss(Background):
     """Samples a process's VmRSS every `interval` seconds on a thread, keeping the maximum."""
 
     def __init__(self, pid: int, interval: float = 0.005):
         self.pid, self.interval = pid, interval
         self.baseline = rss_bytes(pid)
         self.peak = self.baseline
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        super().__init__()
 
     def _run(self) -> None:
         while not self._stop.is_set():
             self.peak = max(self.peak, rss_bytes(self.pid))
             self._stop.wait(self.interval)
 
-    def __enter__(self) -> "PeakRss":
-        self._thread.start()
-        return self
-
     def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
+        super().__exit__(*exc)
         self.peak = max(self.peak, rss_bytes(self.pid))
 
     @property

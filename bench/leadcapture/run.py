@@ -51,7 +51,7 @@ from urllib.parse import urlsplit
 from bench import env
 from bench.doc import publish
 from bench.leadcapture.workers import DAPHNE_APP_NAME, WORKER_APP_NAME, Workers, with_application_name
-from bench.measure import Sampler, code_version, logger, proc_stat, uptime, wait_quiet
+from bench.measure import Background, Sampler, code_version, logger, proc_stat, uptime, wait_quiet
 from bench.measure import machine as machine_info
 from bench.paths import RESULTS
 
@@ -285,21 +285,18 @@ def received_count(url: str, form_ids: list[str]) -> tuple[int, int]:
         ).fetchone()
 
 
-class WaitSampler:
+class WaitSampler(Background):
     """Every 50 ms during the window: what the benchmark database's active backends are waiting on
     (pg_stat_activity.wait_event_type/wait_event; "running" when on CPU or not waiting), to show lock waits; and,
     every 0.5 s, each backend's application_name (to split their CPU between the servers and the workers)."""
 
     def __init__(self, url: str):
-        import threading
-
         self.url = url
         self.samples: dict[str, int] = {}
         self.blocked: dict[str, int] = {}
         self.app_names: dict[int, str] = {}
         self.total = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        super().__init__()
 
     def _names(self, conn) -> None:
         for pid, name in conn.execute(
@@ -333,14 +330,6 @@ class WaitSampler:
                     key = f"{waiting} ⟵ {holding}"
                     self.blocked[key] = self.blocked.get(key, 0) + 1
             self._names(conn)
-
-    def __enter__(self) -> "WaitSampler":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
 
     def summary(self) -> list:
         return [[name, count / max(self.total, 1)] for name, count in sorted(self.samples.items(), key=lambda x: -x[1])]
