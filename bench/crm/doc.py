@@ -2,13 +2,11 @@
 replaces that block (appended at the end of the file the first time) and nothing else, keeping the hand-written
 findings between the crm-notes markers."""
 
-import os
-import re
+from bench import doc
+from bench.doc import ms as _ms
 
-from bench.paths import DOC
-
-START, END = "<!-- bench:crm:start -->", "<!-- bench:crm:end -->"
-NOTES_START, NOTES_END = "<!-- crm-notes:start -->", "<!-- crm-notes:end -->"
+START, END = doc.markers("crm")
+NOTES_DEFAULT = "_None recorded yet._"
 TABLES = ("patients_patient", "journeys_journey", "tasks_task", "appointments_appointment")
 
 METHOD = """\
@@ -18,7 +16,7 @@ already holds the seed.
 
 ### How it is measured
 
-- **Seed**: the patients benchmark's seed (`bench/seed.py`, unchanged: 100,000 patients in the measured practice,
+- **Seed**: the patients seed (`bench/patients/seed.py`, unchanged: 100,000 patients in the measured practice,
   5 other practices of 10,000), then set-based SQL (`bench/crm/seed.py`) adding to every practice, in proportion to
   its patients, 0.3 journeys, 0.5 tasks and 0.2 appointments per patient — **30,000 journeys, 50,000 tasks and 20,000
   appointments** in the measured one, a tenth of that in each other one, so every read filters by tenant. The
@@ -33,7 +31,7 @@ already holds the seed.
 - **Through HTTP**: daphne serves `config.asgi:application` (settings `bench.settings`, DEBUG=0); one keep-alive
   `http.client` connection with the API key of the measured practice's owner, who is the member that `mine`,
   `assigneeId` and `/today` are about. A request's time runs from sending it to reading the last byte.
-- **Direct SQL**: as in the patients benchmark (`bench/runner.py`): each request runs once in-process under
+- **Direct SQL**: as in the patients benchmark (`bench/patients/runner.py`): each request runs once in-process under
   `CaptureQueriesContext`, and its statements — authentication and practice selection included, as psycopg sent
   them — are replayed on a psycopg connection opened like Django's, rows fetched, after each HTTP iteration.
 - **Figures**: p50/p95 over the timed iterations in milliseconds; API/SQL is the ratio of the p50s (the rest is
@@ -48,10 +46,6 @@ def table_rows(conn) -> dict[str, int]:
     return {table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in TABLES}
 
 
-def _ms(value: float) -> str:
-    return f"{value:.1f}" if value < 100 else f"{value:.0f}"
-
-
 def _table(rows: list[dict]) -> list[str]:
     lines = [
         "| Request | Response | SQL stmts (data) | n | API p50 ms | API p95 ms | SQL p50 ms | SQL p95 ms "
@@ -61,7 +55,7 @@ def _table(rows: list[dict]) -> list[str]:
     for row in rows:
         target = ""
         if row["target_ms"] is not None:
-            target = f"< {row['target_ms']:g} ms {'✅' if row['api_p50'] < row['target_ms'] else '❌'}"
+            target = f"< {row['target_ms']:g} ms {doc.met(row['api_p50'] < row['target_ms'])}"
         ratio = f"{row['ratio']:.1f}x" if row["ratio"] is not None else "-"
         lines.append(
             f"| {row['label']} | {row['response']}; {row['bytes'] / 1024:.0f} KB | {row['statements']} "
@@ -100,12 +94,6 @@ def _statements(rows: list[dict]) -> list[str]:
     return lines
 
 
-def _notes() -> str:
-    text = DOC.read_text() if DOC.exists() else ""
-    found = re.search(re.escape(NOTES_START) + r"\n?(.*?)\n?" + re.escape(NOTES_END), text, re.S)
-    return found.group(1).strip() if found and found.group(1).strip() else "_None recorded yet._"
-
-
 def section(figures: dict) -> str:
     machine, rows = figures["machine"], figures["rows"]
     loads = [value for row in rows for value in (row.get("load") or ())]
@@ -122,7 +110,7 @@ def section(figures: dict) -> str:
         f"- **Date**: {figures['started'][:16].replace('T', ' ')} UTC; run took {figures['seconds'] / 60:.1f} min "
         f"(of which {figures['seed_seconds'] / 60:.1f} min preparing the database; CRM rows seeded "
         f"{figures['crm_seeded'][:16].replace('T', ' ')} UTC)",
-        f"- **Machine**: {machine['cpu']}, {machine['memory']}, {machine['os']}",
+        doc.machine_line(machine),
         f"- **Load**: `{figures['uptime']}` before the run; 1-minute load {figures['load_before']:.2f} when measuring "
         f"started, {min(loads):.2f}-{max(loads):.2f} during it"
         + (" (**other work was running on this 2-core machine: figures are pessimistic**)" if max(loads) > 1.5 else ""),
@@ -141,9 +129,7 @@ def section(figures: dict) -> str:
         "",
         "### Findings (CRM)",
         "",
-        NOTES_START,
-        _notes(),
-        NOTES_END,
+        *doc.notes_block("crm-notes", NOTES_DEFAULT),
         END,
     ]
     return "\n".join(lines)
@@ -151,12 +137,4 @@ def section(figures: dict) -> str:
 
 def write(new_section: str) -> None:
     """Put the section in place of the old block, or after everything else when there is none."""
-    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
-    pattern = re.compile(re.escape(START) + ".*?" + re.escape(END), re.S)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: new_section, text, count=1)
-    else:
-        text = text.rstrip("\n") + "\n\n" + new_section + "\n"
-    staged = DOC.with_name(f".{DOC.name}.{os.getpid()}")
-    staged.write_text(text)
-    staged.replace(DOC)
+    doc.write_section(new_section, START, END)

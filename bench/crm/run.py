@@ -3,14 +3,14 @@
 Method (docs/benchmarks.md, "CRM", says the same for readers):
 
 1. A database of its own, `practice_crm_bench_crm` (BENCH_CRM_DATABASE_URL overrides): the patients benchmark's
-   seed (bench.seed: 100,000 patients in the measured practice, 5 other practices of 10,000) and on top of it
+   seed (bench.patients.seed: 100,000 patients in the measured practice, 5 other practices of 10,000) and on top of it
    30,000 journeys, 50,000 tasks and 20,000 appointments in the measured practice, a tenth of that in each other
    one (bench.crm.seed). Reused when already there; the CRM rows are rebuilt when older than 12 hours.
-2. daphne serving config.asgi:application (bench.server.Server), one keep-alive connection (bench.client.Http)
+2. daphne serving config.asgi:application (bench.env.Server), one keep-alive connection (bench.client.Http)
    with the API key of the measured practice's owner, who is also the member "mine" and "today" are about.
-3. For each request (bench.runner.Runner, as `python -m bench` does): its SQL captured once in-process under
-   CaptureQueriesContext (bench.capture), then timed iterations alternating the HTTP request with a direct replay
-   of those statements on psycopg (bench.direct). p50/p95 of both and the ratio of the p50s.
+3. For each request (bench.patients.runner.Runner, as `python -m bench` does): its SQL captured once in-process under
+   CaptureQueriesContext (bench.sqlcapture), then timed iterations alternating the HTTP request with a direct replay
+   of those statements on psycopg (bench.patients.direct). p50/p95 of both and the ratio of the p50s.
 4. EXPLAIN (ANALYZE) of each request's statements on the practice's data, for the execution time of each.
 """
 
@@ -23,7 +23,9 @@ import time
 import zoneinfo
 from urllib.parse import urlencode
 
-from bench.scenarios import Scenario
+from bench.doc import publish
+from bench.measure import logger
+from bench.patients.scenarios import Scenario
 
 TARGET_MS = 100.0  # issue 8: p50 of the journeys board and GET /today
 ITERATIONS, WARMUP, BUDGET = 100, 10, 60.0
@@ -150,18 +152,18 @@ def main(argv=None) -> int:
     started = datetime.datetime.now(datetime.UTC)
     t_start = time.monotonic()
 
-    def log(message: str) -> None:
-        print(f"[bench crm {time.monotonic() - t_start:6.1f}s] {message}", flush=True)
+    log = logger("bench crm", t_start, width=6)
 
-    from bench import capture, db, report
+    from bench import env, sqlcapture
     from bench.crm import doc
     from bench.crm import seed as crm_seed
-    from bench.db import uptime
+    from bench.measure import machine as machine_info
+    from bench.measure import uptime, wait_quiet
     from bench.paths import RESULTS
-    from bench.webhooks.run import wait_quiet
+    from bench.patients import report
 
     url = crm_seed.database_url()
-    capture.setup_django(url)
+    env.setup_django(url)
     info = crm_seed.prepare_patients(url, reseed=args.reseed, log=log)
     crm = crm_seed.prepare_crm(url, info, reseed=args.reseed, log=log)
     seed_seconds = time.monotonic() - t_start
@@ -169,25 +171,24 @@ def main(argv=None) -> int:
         return 0
 
     from bench.client import Http
-    from bench.direct import Direct
-    from bench.runner import Runner
-    from bench.server import Server
+    from bench.patients.direct import Direct
+    from bench.patients.runner import Runner
 
     # Steady state, as `python -m bench` has it: the tables read vacuumed and analysed (autovacuum would keep them so).
-    with db.connect(url) as maintenance:
+    with env.connect(url) as maintenance:
         maintenance.execute("VACUUM (ANALYZE) " + ", ".join(crm_seed.CRM_TABLES) + ", patients_patient")
-    direct = Direct(url, options=capture.connection_options())
+    direct = Direct(url, options=sqlcapture.connection_options())
     direct.check_options()
-    machine = report.machine(direct.conn)
+    machine = machine_info(direct.conn)
     chosen = [s for s in build(crm, started, crm_seed.TIMEZONE) if not args.only or s.key in args.only]
 
     before_uptime = uptime()
     log(before_uptime)
-    server = Server(url)
+    server = env.Server(url)
     log(f"starting daphne on 127.0.0.1:{server.port} (log: {server.log_path})")
     server.start()
     http = Http("127.0.0.1", server.port, headers={"Authorization": f"Bearer {info.api_key}"})
-    requests = capture.RequestCapture(info.api_key)
+    requests = sqlcapture.RequestCapture(info.api_key)
     runner = Runner(
         http=http,
         server=server,
@@ -227,7 +228,7 @@ def main(argv=None) -> int:
         if scenario.target_ms is not None and timed:
             row["slowest"] = max(timed, key=lambda t: t["ms"])
         rows.append(row)
-    with db.connect(url) as conn:
+    with env.connect(url) as conn:
         tables = doc.table_rows(conn)
     figures = {
         "started": started.isoformat(),
@@ -247,30 +248,23 @@ def main(argv=None) -> int:
         "reconnects": http.reconnects,
         "rows": rows,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    raw = RESULTS / "crm.json"
-    raw.write_text(
-        json.dumps(
-            {
-                **figures,
-                "scenarios": [
-                    {"key": s.key, "path": s.path, "statements": s.statements, "explain": s.extra["statement_times"]}
-                    for s in chosen
-                ],
-            },
-            indent=1,
-            default=str,
-        )
+    raw = {
+        **figures,
+        "scenarios": [
+            {"key": s.key, "path": s.path, "statements": s.statements, "explain": s.extra["statement_times"]}
+            for s in chosen
+        ],
+    }
+    publish(
+        doc.section(figures),
+        RESULTS / "crm.json",
+        raw,
+        title="CRM",
+        write=doc.write,
+        skipped="--only" if args.only else "--no-doc" if args.no_doc else "",
+        log=log,
+        contents="raw figures, statements and plans",
     )
-    section = doc.section(figures)
-    print()
-    print(section)
-    print()
-    if args.no_doc or args.only:
-        log(f"raw figures in {raw}; docs/benchmarks.md left unchanged ({'--only' if args.only else '--no-doc'})")
-    else:
-        doc.write(section)
-        log(f"wrote the CRM section of docs/benchmarks.md; raw figures, statements and plans in {raw}")
     direct.close()
     return 0
 

@@ -1,12 +1,12 @@
-"""The CRM benchmark's database: the patients benchmark's seed (bench.seed, reused as it is) in a database of its
-own, then the CRM on top of it, set-based like the patients.
+"""The CRM benchmark's database: the patients benchmark's seed (bench.patients.seed, reused as it is) in a database of
+its own, then the CRM on top of it, set-based like the patients.
 
 Per practice p with N patients (the measured one has 100,000; OTHERS more have OTHER_PATIENTS each, so every read
 has to filter by tenant), in proportion to N: 0.3 N journeys, 0.5 N tasks and 0.2 N appointments, that is 30,000,
 50,000 and 20,000 in the measured practice. Each practice also gets 5 team members besides its owner, 8
 practitioners, a treatment catalogue and the default pipeline; the last two come from the app's own service
 (apps.journeys.services.practice_catalogue_seed), as on a practice's first use. Every row's id is
-pg_temp.bench_uuid(kind, practice, n) and every pick a hash of (practice, n), as in bench.seed.
+pg_temp.bench_uuid(kind, practice, n) and every pick a hash of (practice, n), as in bench.patients.seed.
 
 - Journeys: journey j of the first 90% is on patient j; the rest reuse the patients of the first ones with the next
   treatment of the catalogue, so no patient has two open journeys toward one treatment (journeys_journey_one_open).
@@ -26,16 +26,16 @@ kept in the database itself (table bench_crm_seed), so it goes when the database
 """
 
 import datetime
-import os
 import time
 from dataclasses import dataclass
 
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from bench import db, seed
+from bench import env
+from bench.patients import seed
 
-DEFAULT_URL = db.DEFAULT_URL + "_crm"  # practice_crm_bench_crm
+DEFAULT_URL = env.DEFAULT_URL + "_crm"  # practice_crm_bench_crm
 PATIENTS, OTHERS, OTHER_PATIENTS = 100_000, 5, 10_000
 # Rows per patient of a practice: 30,000 journeys, 50,000 tasks and 20,000 appointments at 100,000 patients.
 PER_PATIENT = {"journeys": 0.3, "tasks": 0.5, "appointments": 0.2}
@@ -87,26 +87,22 @@ APPOINTMENT_TYPES = ["consultation", "treatment", "treatment", "hygiene", "revie
 
 
 def database_url() -> str:
-    return os.environ.get("BENCH_CRM_DATABASE_URL") or DEFAULT_URL
+    return env.database_url("BENCH_CRM_DATABASE_URL", DEFAULT_URL)
 
 
-# --- the patients, through bench.seed ------------------------------------------------------------------------------
+# --- the patients, through bench.patients.seed --------------------------------------------------------------------
 
 
 def prepare_patients(url: str, *, reseed: bool, log) -> seed.SeedInfo:
     """The patients benchmark's seed (PATIENTS in the measured practice, OTHERS x OTHER_PATIENTS), reused when the
-    database already holds it, like bench.prepare.prepare."""
+    database already holds it, like bench.patients.prepare.prepare."""
     wanted = seed.SeedInfo(PATIENTS, OTHERS, OTHER_PATIENTS, organization_id="", api_key="")
-    if not reseed and db.exists(url) and seed.is_seeded(url, wanted):
-        log(f"database {db.database_name(url)} already holds the patients seed: reusing it (--reseed rebuilds it)")
-        db.migrate(url)
+    if not reseed and env.exists(url) and seed.is_seeded(url, wanted):
+        log(f"database {env.database_name(url)} already holds the patients seed: reusing it (--reseed rebuilds it)")
+        env.migrate(url)
         return seed.SeedInfo.load(url)
-    log(f"building database {db.database_name(url)}")
-    db.drop(url)
-    db.create(url)
-    t0 = time.monotonic()
-    db.migrate(url)
-    log(f"migrated in {time.monotonic() - t0:.1f}s")
+    log(f"building database {env.database_name(url)}")
+    log(f"migrated in {env.rebuild(url):.1f}s")
     log(f"seeding {PATIENTS:,} patients in the measured practice and {OTHERS} practices of {OTHER_PATIENTS:,}")
     return seed.seed(url, patients=PATIENTS, others=OTHERS, other_patients=OTHER_PATIENTS, log=log)
 
@@ -116,7 +112,7 @@ def prepare_patients(url: str, *, reseed: bool, log) -> seed.SeedInfo:
 
 @dataclass
 class CrmInfo:
-    organization_id: str  # the measured practice (bench.seed's practice 0)
+    organization_id: str  # the measured practice (bench.patients.seed's practice 0)
     owner_id: str  # its owner: the API key's user, the measuring member
     seed_time: datetime.datetime
     counts: dict
@@ -161,7 +157,7 @@ def _measured_counts(conn, organization_id: str) -> dict[str, int]:
 
 def prepare_crm(url: str, info: seed.SeedInfo, *, reseed: bool, log) -> CrmInfo:
     """The CRM rows (Django must be set up on `url`): reused when fresh and complete, else rebuilt."""
-    with db.connect(url) as conn:
+    with env.connect(url) as conn:
         crm = _marker(conn)
         if (
             crm is not None
@@ -428,14 +424,15 @@ def _params() -> dict:
 
 def seed_crm(url: str, info: seed.SeedInfo, *, log) -> CrmInfo:
     started = time.monotonic()
-    with db.connect(url) as conn:
+    with env.connect(url) as conn:
         owner_id = str(
             conn.execute(
                 "SELECT user_id FROM accounts_membership WHERE organization_id = %s AND role = 'owner'",
                 [info.organization_id],
             ).fetchone()[0]
         )
-    # bench_org as bench.seed builds it: practice 0 is the measured one, 1..others were inserted with det_uuid ids.
+    # bench_org as bench.patients.seed builds it: practice 0 is the measured one, 1..others were inserted with
+    # det_uuid ids.
     orgs = [(0, info.organization_id, owner_id, info.patients, "")] + [
         (i, seed.det_uuid("org", i, 0), seed.det_uuid("user", i, 0), info.other_patients, "")
         for i in range(1, info.others + 1)
@@ -461,14 +458,14 @@ def seed_crm(url: str, info: seed.SeedInfo, *, log) -> CrmInfo:
     finally:
         conn.close()
     t0 = time.monotonic()
-    with db.connect(url) as conn:
+    with env.connect(url) as conn:
         conn.execute("VACUUM (ANALYZE) " + ", ".join(CRM_TABLES) + ", accounts_membership, patients_practitioner")
         counts = _measured_counts(conn, info.organization_id)
     log(f"VACUUM ANALYZE of the CRM tables in {time.monotonic() - t0:.1f}s")
     if counts != _counts(PATIENTS):
         raise SystemExit(f"bench crm: the measured practice holds {counts}, expected {_counts(PATIENTS)}")
     crm = CrmInfo(info.organization_id, owner_id, seed_time, counts, round(time.monotonic() - started, 1))
-    with db.connect(url) as conn, conn.transaction():
+    with env.connect(url) as conn, conn.transaction():
         conn.execute(MARKER_TABLE)
         conn.execute("DELETE FROM bench_crm_seed")
         conn.execute(

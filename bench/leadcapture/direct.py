@@ -2,7 +2,7 @@
 and the submission INSERT: what POST /capture/{token} runs now that it only stores and queues) and of its
 processing (the worker's task body), captured in-process (Django's test client and the same services as the
 servers and workers) with the transactions the app opened marked, then replayed on a psycopg connection opened like
-Django's (bench.db.connect: same options, client-side binding, no prepared statements) in the same transactions,
+Django's (bench.env.connect: same options, client-side binding, no prepared statements) in the same transactions,
 committed. Each replay gives every row inserted a fresh id (and the submission a fresh delivery id), so each one
 does the same real work; its rows are deleted, untimed, after it."""
 
@@ -13,7 +13,7 @@ import time
 import uuid
 from collections import defaultdict
 
-from bench import db
+from bench import env
 from bench.leadcapture.load import sign
 
 # psycopg renders a uuid parameter as '<32 hex digits>'::uuid (no hyphens); both spellings are matched.
@@ -178,7 +178,7 @@ def replay(url: str, captured: dict, *, iterations: int, log) -> dict:
     rows = _new_rows(request["all"] + processing["all"])
     ids = [i for table_ids in rows.values() for i in table_ids]
     cleanup_order = list(reversed(list(rows)))  # children before parents (foreign keys are checked at COMMIT)
-    conn = db.connect(url, options=options)
+    conn = env.connect(url, options=options)
     match = next(
         (s for s in processing["all"] if s.lstrip().startswith("SELECT") and "UPPER(" in s and "patients_patient" in s),
         None,

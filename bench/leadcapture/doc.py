@@ -3,12 +3,11 @@
 capture-notes markers; the section is appended when absent."""
 
 import os
-import re
 
-from bench.paths import DOC
+from bench import doc
+from bench.doc import ms as _ms
 
-START, END = "<!-- bench:capture:start -->", "<!-- bench:capture:end -->"
-NOTES_RE = re.compile(r"<!-- capture-notes:start -->\n?(.*?)\n?<!-- capture-notes:end -->", re.S)
+START, END = doc.markers("capture")
 NOTES_DEFAULT = "_None recorded yet._"
 
 METHOD = """\
@@ -24,8 +23,8 @@ METHOD = """\
   (`apps.capture.tasks.sweep`, every minute) retries a submission left `received` for 30 s. So the benchmark
   gives two rates: captures accepted through HTTP, and leads made by the workers, with the lag between them.
 - **Database**: `practice_crm_bench_capture` (`BENCH_CAPTURE_DATABASE_URL` overrides), dropped, migrated and seeded
-  afresh on every run with the patients benchmark's seed (`bench.seed`): the measured practice (owner and API key
-  from `manage.py create_practice --api-key`) with 20,000 patients, and 2 other practices of 5,000. Redis
+  afresh on every run with the patients benchmark's seed (`bench.patients.seed`): the measured practice (owner and API
+  key from `manage.py create_practice --api-key`) with 20,000 patients, and 2 other practices of 5,000. Redis
   database 12 (`BENCH_CAPTURE_REDIS_URL`) is flushed and used by the servers and the workers for the rate limits,
   the cache, the channel layer and as the Celery broker.
 - **Forms**: 64 signed capture forms made through the settings API (`POST /settings/capture-forms`,
@@ -71,28 +70,16 @@ METHOD = """\
 - **Target** (issue 9): at least 300 captures/s with 2 server processes on this 2-core machine."""
 
 
-def _ms(value: float) -> str:
-    return f"{value:.1f}" if abs(value) < 100 else f"{value:.0f}"
-
-
 def _s(value) -> str:
     if value is None:
         return "n/a"
     return f"{value:.2f}" if value < 10 else f"{value:.1f}" if value < 100 else f"{value:.0f}"
 
 
-def _notes() -> str:
-    if DOC.exists():
-        match = NOTES_RE.search(DOC.read_text())
-        if match and match.group(1).strip():
-            return match.group(1).strip()
-    return NOTES_DEFAULT
-
-
 def _run_rows(run: dict, args: dict, target: float) -> list[str]:
     figures = run["figures"]
     latency = figures["latency_ms"] or {"p50": 0, "p95": 0, "p99": 0}
-    met = "✅" if figures["rate"] >= target and not figures["failed"] else "❌"
+    met = doc.met(figures["rate"] >= target and not figures["failed"])
     rows = [
         f"| `POST /capture/{{token}}`, signed, {args['forms']} forms | **{figures['rate']:.0f}** | {figures['ok']:,} "
         f"| {figures['failed']} | {_ms(latency['p50'])} | {_ms(latency['p95'])} | {_ms(latency['p99'])} "
@@ -272,7 +259,7 @@ def section(results: dict, *, target: float) -> str:
         "",
         f"### Results ({results['started'][:16].replace('T', ' ')} UTC)",
         "",
-        f"- **Machine**: {machine['cpu']}, {machine['memory']}, {machine['os']}",
+        doc.machine_line(machine),
         f"- **Stack**: {machine['postgres']}; {machine['python']}; {machine.get('celery', 'Celery')}",
         f"- **Code**: {machine['code']}",
         f"- **Run**: {args['forms']} forms, {args['servers']} daphne processes, {args['concurrency']} connections, "
@@ -319,21 +306,11 @@ def section(results: dict, *, target: float) -> str:
     lines += [
         "### Findings (lead capture)",
         "",
-        "<!-- capture-notes:start -->",
-        _notes(),
-        "<!-- capture-notes:end -->",
+        *doc.notes_block("capture-notes", NOTES_DEFAULT),
         END,
     ]
     return "\n".join(lines)
 
 
 def write(new_section: str) -> None:
-    existing = DOC.read_text() if DOC.exists() else ""
-    start, end = existing.find(START), existing.find(END)
-    if start != -1 and end != -1:
-        text = existing[:start] + new_section + existing[end + len(END) :]
-    else:
-        text = existing.rstrip("\n") + ("\n\n" if existing else "") + new_section + "\n"
-    tmp = DOC.with_suffix(f".md.tmp{os.getpid()}")
-    tmp.write_text(text)
-    tmp.replace(DOC)
+    doc.write_section(new_section, START, END)

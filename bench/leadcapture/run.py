@@ -3,8 +3,8 @@
 Method (docs/benchmarks.md, "Lead capture", says the same for readers):
 
 1. Database `practice_crm_bench_capture` (BENCH_CAPTURE_DATABASE_URL overrides) dropped, created, migrated and
-   seeded afresh with the patients benchmark's seed (bench.seed): a measured practice of --patients patients (its
-   owner and API key made by `manage.py create_practice --api-key`) and --others practices of --other-patients.
+   seeded afresh with the patients benchmark's seed (bench.patients.seed): a measured practice of --patients patients
+   (its owner and API key made by `manage.py create_practice --api-key`) and --others practices of --other-patients.
    Redis database 12 (BENCH_CAPTURE_REDIS_URL) flushed and used by the servers and the workers for rate limits,
    cache, channel layer and broker, so the tasks every capture queues stay out of everybody else's queue.
 2. --servers daphne processes (default 2) serving config.asgi:application on ports of their own (settings
@@ -43,17 +43,19 @@ import datetime
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 import uuid
 from urllib.parse import urlsplit
 
-from bench import db
+from bench import env
+from bench.doc import publish
 from bench.leadcapture.workers import DAPHNE_APP_NAME, WORKER_APP_NAME, Workers, with_application_name
+from bench.measure import Background, Sampler, code_version, logger, proc_stat, uptime, wait_quiet
+from bench.measure import machine as machine_info
 from bench.paths import RESULTS
 
-DEFAULT_URL = db.DEFAULT_URL + "_capture"  # practice_crm_bench_capture
+DEFAULT_URL = env.DEFAULT_URL + "_capture"  # practice_crm_bench_capture
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/12"
 TARGET_RATE = 300.0  # captures/s with 2 server processes (issue 9)
 
@@ -105,19 +107,11 @@ def parse_args(argv=None):
 
 
 def database_url() -> str:
-    return os.environ.get("BENCH_CAPTURE_DATABASE_URL") or DEFAULT_URL
+    return env.database_url("BENCH_CAPTURE_DATABASE_URL", DEFAULT_URL)
 
 
 def redis_url() -> str:
-    return db.flushable_redis_url("BENCH_CAPTURE_REDIS_URL", DEFAULT_REDIS_URL)
-
-
-def commit() -> str:
-    """The commit measured (read only: `git rev-parse --short HEAD`)."""
-    from bench.paths import ROOT
-
-    result = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    return result.stdout.strip() or "unknown"
+    return env.flushable_redis_url("BENCH_CAPTURE_REDIS_URL", DEFAULT_REDIS_URL)
 
 
 def quantiles(values: list[float]) -> dict:
@@ -145,7 +139,7 @@ def create_forms(http, count: int, *, prefix: str) -> list[dict]:
 
 def seeded_emails(url: str, organization_id: str, limit: int = 2000) -> list[str]:
     """E-mails of active patients of the seed (the repeats' matches)."""
-    with db.connect(url) as conn:
+    with env.connect(url) as conn:
         rows = conn.execute(
             "SELECT email FROM patients_patient WHERE organization_id = %s AND email <> '' AND archived_at IS NULL "
             "AND merged_into_id IS NULL AND status IN ('lead', 'patient') ORDER BY id LIMIT %s",
@@ -165,7 +159,7 @@ def verify(url: str, organization_id: str, form_ids: list[str], sent: list, pati
     repeats = sum(1 for s in originals.values() if s.kind == "repeat")
     repeat_ids = [s.delivery_id for s in originals.values() if s.kind == "repeat"]
     new_emails = sorted({s.email for s in originals.values() if s.kind == "new"})
-    with db.connect(url) as conn:
+    with env.connect(url) as conn:
         row = conn.execute(
             """
             SELECT count(*),
@@ -247,7 +241,7 @@ def verify(url: str, organization_id: str, form_ids: list[str], sent: list, pati
 
 def processing_figures(url: str, form_ids: list[str], window: tuple[datetime.datetime, datetime.datetime]) -> dict:
     """From the database: how fast the workers turned the run's submissions into leads, and how late."""
-    with db.connect(url) as conn:
+    with env.connect(url) as conn:
         row = conn.execute(
             """
             SELECT count(*), min(created_at), max(processed_at),
@@ -283,7 +277,7 @@ def processing_figures(url: str, form_ids: list[str], window: tuple[datetime.dat
 
 
 def received_count(url: str, form_ids: list[str]) -> tuple[int, int]:
-    with db.connect(url) as conn:
+    with env.connect(url) as conn:
         return conn.execute(
             "SELECT count(*) FILTER (WHERE status = 'received'), count(*) FILTER (WHERE status = 'processed') "
             "FROM capture_capturesubmission WHERE form_id = ANY(%s::uuid[])",
@@ -291,21 +285,18 @@ def received_count(url: str, form_ids: list[str]) -> tuple[int, int]:
         ).fetchone()
 
 
-class WaitSampler:
+class WaitSampler(Background):
     """Every 50 ms during the window: what the benchmark database's active backends are waiting on
     (pg_stat_activity.wait_event_type/wait_event; "running" when on CPU or not waiting), to show lock waits; and,
     every 0.5 s, each backend's application_name (to split their CPU between the servers and the workers)."""
 
     def __init__(self, url: str):
-        import threading
-
         self.url = url
         self.samples: dict[str, int] = {}
         self.blocked: dict[str, int] = {}
         self.app_names: dict[int, str] = {}
         self.total = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        super().__init__()
 
     def _names(self, conn) -> None:
         for pid, name in conn.execute(
@@ -314,7 +305,7 @@ class WaitSampler:
             self.app_names[pid] = name
 
     def _run(self) -> None:
-        with db.connect(self.url) as conn:
+        with env.connect(self.url) as conn:
             self._names(conn)
             tick = 0
             while not self._stop.wait(0.05):
@@ -340,14 +331,6 @@ class WaitSampler:
                     self.blocked[key] = self.blocked.get(key, 0) + 1
             self._names(conn)
 
-    def __enter__(self) -> "WaitSampler":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-
     def summary(self) -> list:
         return [[name, count / max(self.total, 1)] for name, count in sorted(self.samples.items(), key=lambda x: -x[1])]
 
@@ -357,19 +340,16 @@ class WaitSampler:
 
 def _reaped_cpu(pid: int) -> float:
     """CPU seconds of the children `pid` has reaped so far (cutime + cstime in /proc/<pid>/stat)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-    except OSError:
+    fields = proc_stat(pid)
+    if fields is None:
         return 0.0
     return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
 
 
 def _postmaster(url: str) -> int:
-    with db.connect(url) as conn:
+    with env.connect(url) as conn:
         backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
-        with open(f"/proc/{backend}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[1])
+        return int(proc_stat(backend)[1])
 
 
 def cpu_sampler(app_names: dict[int, str], url: str):
@@ -379,12 +359,10 @@ def cpu_sampler(app_names: dict[int, str], url: str):
     during the window, from the postmaster's reaped-children time (any database): the Celery workers open a new
     connection per task (celery's Django fix-up closes it after each), and such short-lived backends mostly end
     between two samples."""
-    from bench.webhooks.run import Sampler
-
     postmaster = _postmaster(url)
 
     def sessions() -> tuple[int, float]:
-        with db.connect(url) as conn:
+        with env.connect(url) as conn:
             return conn.execute(
                 "SELECT sessions, active_time FROM pg_stat_database WHERE datname = current_database()"
             ).fetchone()
@@ -433,14 +411,13 @@ def cpu_sampler(app_names: dict[int, str], url: str):
 
 
 class CaptureServer:
-    """A daphne process of the benchmark (bench.server.Server: config.asgi:application, its start-up check), with
+    """A daphne process of the benchmark (bench.env.Server: config.asgi:application, its start-up check), with
     a log of its own and its connections named `bench-capture-daphne`."""
 
     def __init__(self, url: str, name: str):
-        from bench.server import Server
-
-        self.server = Server(with_application_name(url, DAPHNE_APP_NAME))
-        self.server.log_path = RESULTS / f"capture-daphne-{name}.log"
+        self.server = env.Server(
+            with_application_name(url, DAPHNE_APP_NAME), log_path=RESULTS / f"capture-daphne-{name}.log"
+        )
 
     def start(self) -> None:
         self.server.start()
@@ -484,7 +461,7 @@ def measure(url: str, info, forms: list[dict], emails: list[str], *, args, log, 
             + ("" if args.no_beat else ", embedded beat in the first")
             + f": pids {workers.pids} (logs bench/results/capture-worker-*.log)"
         )
-        with db.connect(url) as conn:
+        with env.connect(url) as conn:
             patients_before = conn.execute(
                 "SELECT count(*) FROM patients_patient WHERE organization_id = %s", [info.organization_id]
             ).fetchone()[0]
@@ -495,7 +472,7 @@ def measure(url: str, info, forms: list[dict], emails: list[str], *, args, log, 
             phone_prefix="7410",
         )
         ports = [s.port for s in servers]
-        run = {"uptime_before": db.uptime()}
+        run = {"uptime_before": uptime()}
         log(run["uptime_before"])
         run["load_before"] = wait(args.max_load, args.max_wait, log)
         log(f"warm-up: {args.warmup:.0f}s, {args.concurrency} connections over {len(ports)} servers")
@@ -503,14 +480,14 @@ def measure(url: str, info, forms: list[dict], emails: list[str], *, args, log, 
         log(f"warm-up: {len(warm.sent)} requests, {sum(1 for s in warm.sent if s.status == 201)} answered 201")
         log(f"measuring {args.duration:.0f}s")
         watched = {f"daphne {i + 1}": s.pid for i, s in enumerate(servers)} | workers.pids
-        database = db.database_name(url)
+        database = env.database_name(url)
         with WaitSampler(url) as waits, cpu_sampler(waits.app_names, url)(watched, database) as sampler:
             window_start = datetime.datetime.now(datetime.UTC)
             t_begin = time.monotonic()
             measured = load.run(plan, ports, concurrency=args.concurrency, seconds=args.duration)
             wall = time.monotonic() - t_begin
             window_end = datetime.datetime.now(datetime.UTC)
-        run["uptime_end"] = db.uptime()
+        run["uptime_end"] = uptime()
         log(run["uptime_end"])
         for server in servers:
             server.stop()
@@ -607,36 +584,26 @@ def main(argv=None) -> int:
     started = datetime.datetime.now(datetime.UTC)
     t_start = time.monotonic()
 
-    def log(message: str) -> None:
-        print(f"[bench capture {time.monotonic() - t_start:7.1f}s] {message}", flush=True)
+    log = logger("bench capture", t_start)
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     url, redis = database_url(), redis_url()
     # Every process of the run (this one, the daphne servers, the workers) uses the benchmark's Redis database.
     os.environ.update(REDIS_URL=redis, CELERY_BROKER_URL=redis)
-    import redis as redis_client
-
-    redis_client.Redis.from_url(redis).flushdb()
+    env.flush_redis(redis)
     log(f"flushed Redis database {redis}")
 
-    from bench import seed
+    from bench.patients import seed
 
-    log(f"database {db.database_name(url)}: dropping, creating, migrating")
-    if db.exists(url):
-        db.drop(url)
-    db.create(url)
-    t0 = time.monotonic()
-    db.migrate(url)
-    log(f"migrated in {time.monotonic() - t0:.1f}s; seeding {args.patients:,} patients (+{args.others} practices)")
+    log(f"database {env.database_name(url)}: dropping, creating, migrating")
+    seconds = env.rebuild(url)
+    log(f"migrated in {seconds:.1f}s; seeding {args.patients:,} patients (+{args.others} practices)")
     info = seed.seed(url, patients=args.patients, others=args.others, other_patients=args.other_patients, log=log)
 
-    from bench import capture as request_capture
-    from bench import report
     from bench.client import Http
     from bench.leadcapture import direct, doc, load
-    from bench.webhooks.run import wait_quiet
 
-    request_capture.setup_django(url)
+    env.setup_django(url)
     from django.conf import settings
 
     if tuple(settings.SVC_CAPTURE_FORM_BUCKET) != (load.BUCKET_BURST, load.BUCKET_RATE):
@@ -644,9 +611,9 @@ def main(argv=None) -> int:
             f"bench: SVC_CAPTURE_FORM_BUCKET is {settings.SVC_CAPTURE_FORM_BUCKET}, the load generator mirrors "
             f"{(load.BUCKET_BURST, load.BUCKET_RATE)}: update bench/leadcapture/load.py"
         )
-    with db.connect(url) as conn:
-        machine = report.machine(conn)
-    machine["code"] = f"commit {commit()}"
+    with env.connect(url) as conn:
+        machine = machine_info(conn)
+    machine["code"] = code_version(changes=False)
     import celery
 
     machine["celery"] = f"Celery {celery.__version__}"
@@ -685,18 +652,16 @@ def main(argv=None) -> int:
     results["machine"] = machine
     results["seconds"] = time.monotonic() - t_start
     results["patients"] = info.patients
-    raw = RESULTS / "capture.json"
-    raw.write_text(json.dumps(results, indent=1, default=str))
-    redis_client.Redis.from_url(redis).flushdb()
-    section = doc.section(results, target=TARGET_RATE)
-    print()
-    print(section)
-    print()
-    if args.no_doc:
-        log(f"raw figures in {raw}; docs/benchmarks.md left unchanged (--no-doc)")
-    else:
-        doc.write(section)
-        log(f"wrote the Lead capture section of docs/benchmarks.md; raw figures in {raw}")
+    env.flush_redis(redis)
+    publish(
+        doc.section(results, target=TARGET_RATE),
+        RESULTS / "capture.json",
+        results,
+        title="Lead capture",
+        write=doc.write,
+        skipped="--no-doc" if args.no_doc else "",
+        log=log,
+    )
     run = results["runs"][0]
     return 0 if not run["figures"]["failed"] and run["drained"] else 1
 

@@ -9,11 +9,10 @@ Their PostgreSQL connections carry application_name `bench-capture-worker` (the 
 `bench-capture-daphne`), so the CPU of the benchmark database's backends can be split between the two."""
 
 import os
-import subprocess
-import time
 
-from bench import db
-from bench.paths import RESULTS, ROOT, VENV_BIN
+from bench import env
+from bench.measure import proc_stat
+from bench.paths import RESULTS, VENV_BIN
 
 WORKER_APP_NAME = "bench-capture-worker"
 DAPHNE_APP_NAME = "bench-capture-daphne"
@@ -30,72 +29,40 @@ def children(pid: int) -> list[int]:
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if ppid == pid:
+        fields = proc_stat(int(entry))
+        if fields is not None and len(fields) > 1 and fields[1] == str(pid):
             found.append(int(entry))
     return found
 
 
-class Workers:
+class Workers(env.CeleryWorkers):
     def __init__(self, url: str, *, count: int, concurrency: int, beat: bool, log):
         self.log = log
-        self.names = [f"benchcapture{i}" for i in range(1, count + 1)]
-        self.processes: list[subprocess.Popen] = []
-        self.logs = []
-        env = db.server_env(with_application_name(url, WORKER_APP_NAME))
-        env["PYTHONUNBUFFERED"] = "1"
+        names = [f"benchcapture{i}" for i in range(1, count + 1)]
+        environ = env.server_env(with_application_name(url, WORKER_APP_NAME))
+        environ["PYTHONUNBUFFERED"] = "1"
         # REDIS_URL and CELERY_BROKER_URL come from this process's environment (bench.leadcapture.run sets them to
         # the benchmark's Redis database before anything starts), as for the daphne processes.
-        for index, name in enumerate(self.names):
+        commands = []
+        for index, name in enumerate(names):
             command = [
                 str(VENV_BIN / "celery"),
                 "-A",
                 "config",
-                "worker",
-                "--pool",
-                "prefork",
-                "--concurrency",
-                str(concurrency),
-                "--hostname",
-                f"{name}@%h",
-                "--loglevel",
-                "WARNING",
-                "--without-heartbeat",
-                "--without-gossip",
-                "--without-mingle",
+                *env.worker_arguments(name, pool="prefork", concurrency=concurrency),
             ]
             if beat and index == 0:  # one beat for the lot
                 schedule = RESULTS / "capture-celerybeat-schedule"
                 for stale in RESULTS.glob("capture-celerybeat-schedule*"):
                     stale.unlink()
                 command += ["--beat", "--schedule", str(schedule)]
-            log_file = (RESULTS / f"capture-worker-{index + 1}.log").open("w")
-            self.logs.append(log_file)
-            self.processes.append(
-                subprocess.Popen(command, cwd=ROOT, env=env, stdout=log_file, stderr=subprocess.STDOUT)
-            )
-
-    def wait_ready(self, timeout: float = 90) -> None:
-        from config.celery import app
-
-        deadline = time.monotonic() + timeout
-        wanted = set(self.names)
-        while time.monotonic() < deadline:
-            self.check()
-            replies = app.control.ping(timeout=1.0)
-            seen = {name.split("@")[0] for reply in replies for name in reply}
-            if wanted <= seen:
-                return
-        raise SystemExit(f"bench: workers {sorted(wanted)} did not answer a ping within {timeout:.0f}s")
-
-    def check(self) -> None:
-        for name, process in zip(self.names, self.processes, strict=True):
-            if process.poll() is not None:
-                raise SystemExit(f"bench: worker {name} exited ({process.returncode}); see bench/results/")
+            commands.append(command)
+        super().__init__(
+            names,
+            env=environ,
+            log_paths=[RESULTS / f"capture-worker-{index}.log" for index in range(1, count + 1)],
+            commands=commands,
+        )
 
     @property
     def pids(self) -> dict[str, int]:
@@ -107,15 +74,5 @@ class Workers:
                 found[f"worker {index} child {n}"] = child
         return found
 
-    def stop(self) -> None:
-        for process in self.processes:
-            if process.poll() is None:
-                process.terminate()  # warm shutdown: the tasks running finish
-        for process in self.processes:
-            try:
-                process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        for log_file in self.logs:
-            log_file.close()
+    def stop(self, timeout: float = 60) -> None:
+        super().stop(timeout)  # warm shutdown: the tasks running finish

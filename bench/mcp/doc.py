@@ -1,13 +1,10 @@
 """The "MCP" section of docs/benchmarks.md, between `<!-- bench:mcp:start -->` and `<!-- bench:mcp:end -->`: a run
 replaces it (and nothing else), keeping the hand-written findings between the mcp-notes markers."""
 
-import os
-import re
+from bench import doc
+from bench.doc import ms as _ms
 
-from bench.paths import DOC
-
-START, END = "<!-- bench:mcp:start -->", "<!-- bench:mcp:end -->"
-NOTES_RE = re.compile(r"<!-- mcp-notes:start -->\n?(.*?)\n?<!-- mcp-notes:end -->", re.S)
+START, END = doc.markers("mcp")
 NOTES_DEFAULT = "_None recorded yet._"
 
 METHOD = """\
@@ -37,22 +34,10 @@ the measured practice, 20 other practices of 10,000), and its daphne runner.
 - **Target** (issue 7): overhead under 5 ms at p50."""
 
 
-def _ms(value: float) -> str:
-    return f"{value:.1f}" if abs(value) < 100 else f"{value:.0f}"
-
-
-def _notes() -> str:
-    if DOC.exists():
-        match = NOTES_RE.search(DOC.read_text())
-        if match and match.group(1).strip():
-            return match.group(1).strip()
-    return NOTES_DEFAULT
-
-
 def section(figures: dict, *, target_ms: float) -> str:
     machine, rest, mcp, paired = figures["machine"], figures["rest"], figures["mcp"], figures["paired"]
     overhead = figures["overhead_p50"]
-    met = "✅" if overhead < target_ms else "❌"
+    met = doc.met(overhead < target_ms)
     low, high = figures["load_during"]
     date = figures["started"][:10]
     lines = [
@@ -63,7 +48,7 @@ def section(figures: dict, *, target_ms: float) -> str:
         "",
         f"### Results ({date}, {figures['patients']:,} patients)",
         "",
-        f"- **Machine**: {machine['cpu']}, {machine['memory']}, {machine['os']}",
+        doc.machine_line(machine),
         f"- **Stack**: {machine['postgres']}; {machine['python']}",
         f"- **Code**: {machine['code']}",
         f"- **Load**: `{figures['uptime']}` before the run; 1-minute load {figures['load_before']:.2f} when "
@@ -83,21 +68,11 @@ def section(figures: dict, *, target_ms: float) -> str:
         "",
         "### Findings (MCP)",
         "",
-        "<!-- mcp-notes:start -->",
-        _notes(),
-        "<!-- mcp-notes:end -->",
+        *doc.notes_block("mcp-notes", NOTES_DEFAULT),
         END,
     ]
     return "\n".join(lines)
 
 
 def write(new_section: str) -> None:
-    existing = DOC.read_text() if DOC.exists() else ""
-    start, end = existing.find(START), existing.find(END)
-    if start != -1 and end != -1:
-        text = existing[:start] + new_section + existing[end + len(END) :]
-    else:
-        text = existing.rstrip("\n") + ("\n\n" if existing else "") + new_section + "\n"
-    tmp = DOC.with_suffix(f".md.tmp{os.getpid()}")
-    tmp.write_text(text)
-    tmp.replace(DOC)
+    doc.write_section(new_section, START, END)

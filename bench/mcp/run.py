@@ -3,12 +3,12 @@
 Method (docs/benchmarks.md, "MCP", says the same for readers):
 
 1. The patients benchmark's database, `practice_crm_bench` (BENCH_DATABASE_URL overrides), seeded or reused by
-   bench.prepare exactly as `python -m bench` does (100,000 patients in the measured practice, 20 others).
+   bench.patients.prepare exactly as `python -m bench` does (100,000 patients in the measured practice, 20 others).
 2. One OAuth connection of the measured practice's owner to a benchmark app (scopes read write) with two access
    tokens: one for the MCP server (resource = SVC_MCP_URL) and one for the REST API (resource = SVC_BASE_URL), so
    both requests carry the same person, practice, scopes and connection bucket. The app, its connection and tokens
    are deleted at the end.
-3. daphne serving config.asgi:application (bench.server.Server; settings bench.settings, whose credential bucket is
+3. daphne serving config.asgi:application (bench.env.Server; settings bench.settings, whose credential bucket is
    too large to refuse but is still checked in Redis on every request); one keep-alive http.client connection
    for each side (bench.client.Http), timed from sending the request to reading the last byte.
 4. Each iteration sends both, in alternating order: REST `GET /patients?limit=25` with the REST token, and
@@ -23,11 +23,13 @@ import datetime
 import json
 import os
 import secrets
-import statistics
 import sys
 import time
 
-from bench import db
+from bench import env
+from bench.doc import publish
+from bench.measure import logger, quantile, uptime, wait_quiet
+from bench.measure import machine as machine_info
 from bench.paths import RESULTS
 
 TARGET_OVERHEAD_MS = 5.0  # MCP p50 - REST p50 (issue 7)
@@ -139,8 +141,7 @@ def _ids_of_mcp(body: bytes) -> list:
 
 
 def quantiles(values: list[float]) -> tuple[float, float]:
-    cuts = statistics.quantiles(values, n=100, method="inclusive")
-    return cuts[49], cuts[94]
+    return quantile(values, 50), quantile(values, 95)
 
 
 def measure(rest, mcp: McpCall, *, iterations: int, warmup: int, log) -> dict:
@@ -201,29 +202,25 @@ def main(argv=None) -> int:
     started = datetime.datetime.now(datetime.UTC)
     t_start = time.monotonic()
 
-    def log(message: str) -> None:
-        print(f"[bench mcp {time.monotonic() - t_start:6.1f}s] {message}", flush=True)
+    log = logger("bench mcp", t_start, width=6)
 
-    url = db.database_url()
-    from bench import prepare
+    url = env.database_url()
+    from bench.patients import prepare
 
     info = prepare.prepare(
         url, patients=100_000, others=20, other_patients=10_000, reseed=False, skip_seed=False, log=log
     )
 
-    from bench import capture, report
     from bench.client import Http
     from bench.mcp import doc
-    from bench.server import Server
-    from bench.webhooks.run import wait_quiet
 
-    capture.setup_django(url)
-    before_uptime = db.uptime()
+    env.setup_django(url)
+    before_uptime = uptime()
     log(before_uptime)
-    with db.connect(url) as conn:
-        machine = report.machine(conn)
+    with env.connect(url) as conn:
+        machine = machine_info(conn)
     mcp_token, rest_token, app = mint_tokens(info.organization_id)
-    server = Server(url)
+    server = env.Server(url)
     log(f"starting daphne on 127.0.0.1:{server.port} (log: {server.log_path})")
     server.start()
     rest = Http("127.0.0.1", server.port, headers={"Authorization": f"Bearer {rest_token}"})
@@ -256,18 +253,15 @@ def main(argv=None) -> int:
         "iterations": args.iterations,
         "warmup": args.warmup,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    raw = RESULTS / "mcp.json"
-    raw.write_text(json.dumps(figures, indent=1, default=str))
-    section = doc.section(figures, target_ms=TARGET_OVERHEAD_MS)
-    print()
-    print(section)
-    print()
-    if args.no_doc:
-        log(f"raw figures in {raw}; docs/benchmarks.md left unchanged (--no-doc)")
-    else:
-        doc.write(section)
-        log(f"wrote the MCP section of docs/benchmarks.md; raw figures in {raw}")
+    publish(
+        doc.section(figures, target_ms=TARGET_OVERHEAD_MS),
+        RESULTS / "mcp.json",
+        figures,
+        title="MCP",
+        write=doc.write,
+        skipped="--no-doc" if args.no_doc else "",
+        log=log,
+    )
     return 0
 
 

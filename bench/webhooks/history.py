@@ -20,7 +20,8 @@ import json
 import sys
 import time
 
-from bench import db
+from bench import env
+from bench.measure import logger
 from bench.paths import RESULTS
 
 # The claim's own order as an index over the work that can still be claimed (migration 0003): the claim reads its 25
@@ -139,7 +140,7 @@ def run(url: str, rows: int, log, backlog: int = 50_000) -> dict:
             "generate_series(1, %(per_endpoint)s) g WHERE d.id = %(template)s AND e.archived_at IS NULL",
             {"per_endpoint": max(1, backlog // 5), "template": template},
         )
-    with db.connect(url) as conn:
+    with env.connect(url) as conn:
         conn.execute("VACUUM (ANALYZE) webhooks_webhookdelivery")
         total, mine, due, mine_due, size = conn.execute(
             "SELECT count(*), count(*) FILTER (WHERE endpoint_id = %s), "
@@ -206,13 +207,10 @@ def main(argv=None) -> int:
     from bench.webhooks.run import database_url, redis_url, setup_django
 
     url = database_url()
-    if not db.exists(url):
-        raise SystemExit(f"bench: {db.database_name(url)} does not exist: run python -m bench webhooks first")
+    if not env.exists(url):
+        raise SystemExit(f"bench: {env.database_name(url)} does not exist: run python -m bench webhooks first")
     setup_django(url, redis_url())
-    t0 = time.monotonic()
-
-    def log(message: str) -> None:
-        print(f"[bench webhooks history {time.monotonic() - t0:6.1f}s] {message}", flush=True)
+    log = logger("bench webhooks history", time.monotonic(), width=6)
 
     history = run(url, args.rows, log, backlog=args.backlog)
     raw = RESULTS / "webhooks.json"

@@ -1,24 +1,18 @@
 """The "Outbound webhooks" section of docs/benchmarks.md.
 
 The section lives between `<!-- bench:webhooks:start -->` and `<!-- bench:webhooks:end -->`; a webhook run replaces
-only it (appending it the first time), and the patients benchmark (bench/report.py) keeps it when it regenerates the
-file. Text between `<!-- webhooks-notes:start -->` and `<!-- webhooks-notes:end -->` (findings) is kept as written.
+only it (appending it the first time), and the patients benchmark (bench/patients/report.py) keeps it when it
+regenerates the file. Text between `<!-- webhooks-notes:start -->` and `<!-- webhooks-notes:end -->` (findings) is
+kept as written.
 """
 
-import os
-import re
+from bench import doc
+from bench.doc import met as _met
 
-from bench.paths import DOC
-
-START, END = "<!-- bench:webhooks:start -->", "<!-- bench:webhooks:end -->"
-NOTES_RE = re.compile(r"<!-- webhooks-notes:start -->\n?(.*?)\n?<!-- webhooks-notes:end -->", re.S)
+START, END = doc.markers("webhooks")
 NOTES_DEFAULT = "_No notes yet._"
 TARGET_RATE = 300.0
 TARGET_P50_MS = 1000.0
-
-
-def _met(ok: bool) -> str:
-    return "✅" if ok else "❌"
 
 
 def _load(sampler: dict) -> str:
@@ -82,7 +76,7 @@ def section(results: dict, started) -> str:
         "",
         f"### Results ({_dates(runs, started)})",
         "",
-        f"- **Machine**: {machine['cpu']}, {machine['memory']}, {machine['os']}",
+        doc.machine_line(machine),
         f"- **Stack**: {machine['postgres']}; Redis {machine.get('redis', '?')}; {machine['python']}; "
         f"{machine.get('celery', '')}",
         f"- **Last run took** {results['seconds'] / 60:.1f} min; the At column gives when each row was measured",
@@ -136,7 +130,7 @@ def section(results: dict, started) -> str:
             f"{s} {v['count']:,} (attempts {v['min_attempts']}-{v['max_attempts']})" for s, v in db_rows.items()
         )
         checks.append(
-            f"- {t['label']}: {'✅' if c['ok'] else '❌'} receiver saw {c['received']:,}/{c['expected']:,}, "
+            f"- {t['label']}: {_met(c['ok'])} receiver saw {c['received']:,}/{c['expected']:,}, "
             f"{c['duplicate_delivery_ids']} duplicate delivery ids, {c['duplicate_event_endpoint']} duplicate and "
             f"{c['missing_event_endpoint']} missing (event, endpoint) pairs; signatures verified "
             f"{c['signatures_verified']:,}, failed {c['signatures_failed']}; database: {statuses}."
@@ -144,17 +138,10 @@ def section(results: dict, started) -> str:
     lines += ["**Checks** (every delivery of the throughput runs):", "", *checks, ""]
     lines += _in_process(results.get("in_process"))
     lines += _history(results.get("history"))
-    notes = ""
-    if DOC.exists():
-        match = NOTES_RE.search(DOC.read_text())
-        if match:
-            notes = match.group(1).strip()
     lines += [
         "### Findings and proposed fixes (webhooks)",
         "",
-        "<!-- webhooks-notes:start -->",
-        notes or NOTES_DEFAULT,
-        "<!-- webhooks-notes:end -->",
+        *doc.notes_block("webhooks-notes", NOTES_DEFAULT),
         END,
     ]
     return "\n".join(lines)
@@ -269,22 +256,5 @@ def _history(data: dict | None) -> list[str]:
     return lines
 
 
-def extract(text: str) -> str | None:
-    """The webhook section of an existing docs/benchmarks.md, markers included."""
-    start, end = text.find(START), text.find(END)
-    if start == -1 or end == -1:
-        return None
-    return text[start : end + len(END)]
-
-
 def write_doc(new_section: str) -> None:
-    existing = DOC.read_text() if DOC.exists() else ""
-    old = extract(existing)
-    if old is not None:
-        text = existing.replace(old, new_section)
-    else:
-        text = existing.rstrip("\n") + ("\n\n" if existing else "") + new_section + "\n"
-    DOC.parent.mkdir(parents=True, exist_ok=True)
-    tmp = DOC.with_suffix(f".md.tmp{os.getpid()}")
-    tmp.write_text(text)
-    tmp.replace(DOC)
+    doc.write_section(new_section, START, END)

@@ -26,8 +26,6 @@ import datetime
 import hashlib
 import hmac
 import json
-import os
-import statistics
 import subprocess
 import sys
 import threading
@@ -35,7 +33,9 @@ import time
 import uuid
 from collections import Counter, defaultdict
 
-from bench import db
+from bench import env
+from bench.doc import publish
+from bench.measure import Sampler, load1, logger, quantile, wait_quiet
 from bench.paths import RESULTS, ROOT
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/practice_crm_bench_webhooks"
@@ -116,16 +116,16 @@ def parse_args(argv=None):
 
 
 def database_url() -> str:
-    return os.environ.get("BENCH_WEBHOOKS_DATABASE_URL") or DEFAULT_URL
+    return env.database_url("BENCH_WEBHOOKS_DATABASE_URL", DEFAULT_URL)
 
 
 def redis_url() -> str:
-    return db.flushable_redis_url("BENCH_WEBHOOKS_REDIS_URL", DEFAULT_REDIS_URL)
+    return env.flushable_redis_url("BENCH_WEBHOOKS_REDIS_URL", DEFAULT_REDIS_URL)
 
 
 def process_env(url: str, redis: str, what_if: str = "") -> dict[str, str]:
-    env = db.server_env(url)
-    env.update(
+    environ = env.server_env(url)
+    environ.update(
         DJANGO_SETTINGS_MODULE=SETTINGS_MODULE,
         DEBUG="1",
         SVC_WEBHOOKS_ALLOW_LOOPBACK="1",
@@ -135,144 +135,7 @@ def process_env(url: str, redis: str, what_if: str = "") -> dict[str, str]:
         BENCH_WEBHOOKS_WHATIF=what_if,
         PYTHONUNBUFFERED="1",
     )
-    return env
-
-
-def load1() -> float:
-    with open("/proc/loadavg") as f:
-        return float(f.read().split()[0])
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of one process so far."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _processes() -> dict[int, float]:
-    """CPU seconds so far of every process on the machine."""
-    found = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            found[int(entry)] = cpu_seconds(int(entry))
-    return found
-
-
-def _title(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().replace(b"\0", b" ").decode(errors="replace").strip()[:120]
-    except OSError:
-        return ""
-
-
-def _system_cpu() -> tuple[int, int]:
-    with open("/proc/stat") as f:
-        values = [int(v) for v in f.readline().split()[1:]]
-    idle = values[3] + values[4]
-    return sum(values) - idle, sum(values)
-
-
-class Sampler:
-    """During a measurement, every 0.5 s: the 1-minute load average and the CPU time of every process of the
-    machine (a process first seen during the measurement counts from 0). At the end the CPU is split into the
-    benchmark's workers, its receiver, the driver, the PostgreSQL backends of the benchmark database (told apart by
-    their process title), the rest of PostgreSQL (other databases, background processes) and everything else."""
-
-    def __init__(self, watched: dict[str, int], database: str):
-        self.watched = watched
-        self.database = database
-        self.loads: list[float] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._first: dict[int, float] = {}
-        self._last: dict[int, float] = {}
-        self._titles: dict[int, str] = {}
-
-    def _sample(self, initial: bool = False) -> None:
-        for pid, value in _processes().items():
-            if pid not in self._first:
-                self._first[pid] = value if initial else 0.0
-                self._titles[pid] = _title(pid)
-            self._last[pid] = value
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.5):
-            self.loads.append(load1())
-            self._sample()
-
-    def __enter__(self) -> "Sampler":
-        self.load_before = load1()
-        self._sample(initial=True)
-        self.system_before = _system_cpu()
-        self.t0 = time.monotonic()
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.seconds = time.monotonic() - self.t0
-        self.loads.append(load1())
-        self._sample()
-        delta = {pid: self._last[pid] - self._first[pid] for pid in self._last}
-        self.cpu = {name: delta.get(pid, 0.0) for name, pid in self.watched.items()}
-        ours = set(self.watched.values()) | {os.getpid()}
-        self.driver_cpu = delta.get(os.getpid(), 0.0)
-        self.postgres_cpu = self.postgres_other = self.postgres_shared = self.other_cpu = 0.0
-        others: Counter = Counter()
-        for pid, used in delta.items():
-            if pid in ours or used <= 0:
-                continue
-            title = self._titles.get(pid, "")
-            if title.startswith("postgres:") and f" {self.database} " in f" {title} ":
-                self.postgres_cpu += used
-            elif title.startswith("postgres:") and len(title.split()) < 5:
-                self.postgres_shared += used  # checkpointer, WAL writer, background writer…: every database's
-            elif title.startswith("postgres:"):
-                self.postgres_other += used  # a backend of another database
-                others[" ".join(title.split()[:4])] += used
-            else:
-                self.other_cpu += used
-                others[title[:60] or str(pid)] += used
-        self.top_others = [(name, round(used, 1)) for name, used in others.most_common(4)]
-        busy0, total0 = self.system_before
-        busy1, total1 = _system_cpu()
-        self.machine_busy = (busy1 - busy0) / (total1 - total0) if total1 > total0 else 0.0
-
-    def summary(self) -> dict:
-        return {
-            "load_before": self.load_before,
-            "load_min": min(self.loads),
-            "load_max": max(self.loads),
-            "seconds": self.seconds,
-            "cpu_s": self.cpu,
-            "driver_cpu_s": self.driver_cpu,
-            "postgres_cpu_s": self.postgres_cpu,
-            "postgres_other_cpu_s": self.postgres_other,
-            "postgres_shared_cpu_s": self.postgres_shared,
-            "other_cpu_s": self.other_cpu,
-            "top_others": self.top_others,
-            "machine_busy": self.machine_busy,
-        }
-
-
-def wait_quiet(max_load: float, max_wait: float, log) -> float:
-    """Wait until the 1-minute load average is below max_load (at most max_wait seconds); returns it."""
-    deadline = time.monotonic() + max_wait
-    value = load1()
-    if value >= max_load:
-        log(f"1-minute load average {value:.2f} ≥ {max_load}: waiting up to {max_wait:.0f}s for a quieter machine")
-    while value >= max_load and time.monotonic() < deadline:
-        time.sleep(5)
-        value = load1()
-    if value >= max_load:
-        log(f"still {value:.2f} after {max_wait:.0f}s: measuring anyway (recorded next to the figures)")
-    return value
+    return environ
 
 
 # --- receiver -------------------------------------------------------------------------------------------------
@@ -281,13 +144,13 @@ def wait_quiet(max_load: float, max_wait: float, log) -> float:
 class Receiver:
     """The receiver process and a thread collecting its records (receive time, path, ids, signature, body)."""
 
-    def __init__(self, env: dict[str, str]):
+    def __init__(self, environ: dict[str, str]):
         self.records: list[tuple] = []
         self._cond = threading.Condition()
         self.process = subprocess.Popen(
             [sys.executable, "-m", "bench.webhooks.receiver", "--port", "0"],
             cwd=ROOT,
-            env=env,
+            env=environ,
             stdout=subprocess.PIPE,
             stderr=(RESULTS / "webhooks-receiver.log").open("w"),
         )
@@ -336,78 +199,34 @@ class Receiver:
             return self.records[start:]
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        env.stop_processes([self.process], timeout=10)
 
 
 # --- workers --------------------------------------------------------------------------------------------------
 
 
-class Workers:
-    def __init__(self, count: int, env: dict[str, str], tag: str):
-        self.processes: list[subprocess.Popen] = []
-        self.names = [f"bench{tag}{i}" for i in range(1, count + 1)]
-        self.logs = []
-        for name in self.names:
-            log_file = (RESULTS / f"webhooks-worker-{name}.log").open("w")
-            self.logs.append(log_file)
-            self.processes.append(
-                subprocess.Popen(
-                    [sys.executable, "-m", "bench.webhooks.worker", name],
-                    cwd=ROOT,
-                    env=env,
-                    stdout=log_file,
-                    stderr=subprocess.STDOUT,
-                )
-            )
+class Workers(env.CeleryWorkers):
+    """`python -m bench.webhooks.worker NAME` processes (--pool solo, one task at a time each)."""
+
+    def __init__(self, count: int, environ: dict[str, str], tag: str):
+        names = [f"bench{tag}{i}" for i in range(1, count + 1)]
+        super().__init__(
+            names,
+            env=environ,
+            log_paths=[RESULTS / f"webhooks-worker-{name}.log" for name in names],
+            commands=[[sys.executable, "-m", "bench.webhooks.worker", name] for name in names],
+        )
 
     @property
     def pids(self) -> dict[str, int]:
         return {name: p.pid for name, p in zip(self.names, self.processes, strict=True)}
-
-    def wait_ready(self, app, timeout: float = 90) -> None:
-        deadline = time.monotonic() + timeout
-        wanted = {n for n in self.names}
-        while time.monotonic() < deadline:
-            self.check()
-            replies = app.control.ping(timeout=1.0)
-            seen = {name.split("@")[0] for reply in replies for name in reply}
-            if wanted <= seen:
-                return
-        raise SystemExit(f"bench: workers {sorted(wanted)} did not answer a ping within {timeout:.0f}s")
-
-    def check(self) -> None:
-        for name, process in zip(self.names, self.processes, strict=True):
-            if process.poll() is not None:
-                raise SystemExit(f"bench: worker {name} exited ({process.returncode}); see bench/results/")
-
-    def stop(self) -> None:
-        for process in self.processes:
-            if process.poll() is None:
-                process.terminate()
-        for process in self.processes:
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        for log_file in self.logs:
-            log_file.close()
 
 
 # --- the app, in-process ---------------------------------------------------------------------------------------
 
 
 def setup_django(url: str, redis: str) -> None:
-    os.environ.update(process_env(url, redis))
-    import django
-
-    django.setup()
+    env.setup_django(url, process_env(url, redis))
 
 
 def create_practice(port: int) -> dict:
@@ -441,7 +260,7 @@ def reset_tables(url: str) -> None:
     from django.db import close_old_connections
 
     close_old_connections()
-    with db.connect(url) as conn:
+    with env.connect(url) as conn:
         conn.execute("TRUNCATE webhooks_webhookdelivery, events_event CASCADE")
         conn.execute("UPDATE webhooks_webhookendpoint SET lease_until = NULL, consecutive_failures = 0")
         conn.execute("VACUUM (ANALYZE) webhooks_webhookdelivery")
@@ -508,7 +327,7 @@ def verify(records: list[tuple], endpoints: list[dict]) -> tuple[int, int]:
 
 
 def db_outcomes(url: str) -> dict:
-    with db.connect(url) as conn:
+    with env.connect(url) as conn:
         rows = conn.execute(
             "SELECT status, count(*), min(attempts), max(attempts), max(publications) "
             "FROM webhooks_webhookdelivery WHERE kind = 'event' GROUP BY status"
@@ -536,22 +355,14 @@ def envelope_id(body: bytes) -> str:
     return json.loads(body)["id"]
 
 
-def quantile(values: list[float], p: int) -> float:
-    if len(values) == 1:
-        return values[0]
-    return statistics.quantiles(values, n=100, method="inclusive")[p - 1]
-
-
 # --- one configuration ----------------------------------------------------------------------------------------
 
 
-def measure(*, workers_count: int, what_if: str, events: int, args, url, redis, receiver, practice, app, log) -> dict:
-    import redis as redis_client
-
+def measure(*, workers_count: int, what_if: str, events: int, args, url, redis, receiver, practice, log) -> dict:
     label = f"{workers_count} worker{'s' if workers_count > 1 else ''}" + (f" + what-if {what_if}" if what_if else "")
     log(f"=== {label}: resetting tables, flushing the broker database, starting workers")
     reset_tables(url)
-    redis_client.Redis.from_url(redis).flushdb()
+    env.flush_redis(redis)
     organization, endpoints = practice["organization"], practice["endpoints"]
     workers = Workers(
         workers_count,
@@ -559,7 +370,7 @@ def measure(*, workers_count: int, what_if: str, events: int, args, url, redis, 
         tag="".join(n[0] for n in what_if.replace("+", "_").split("_") if n),
     )
     try:
-        workers.wait_ready(app)
+        workers.wait_ready()
         base = receiver.count()
         emit_events(organization, WARMUP_EVENTS)
         if not receiver.wait_for(base + WARMUP_EVENTS * ENDPOINTS, 120):
@@ -572,7 +383,7 @@ def measure(*, workers_count: int, what_if: str, events: int, args, url, redis, 
         base = receiver.count()
         expected = events * ENDPOINTS
         watched = {**workers.pids, "receiver": receiver.process.pid}
-        with Sampler(watched, db.database_name(url)) as sampler:
+        with Sampler(watched, env.database_name(url)) as sampler:
             t_commit, wall_commit, event_ids = emit_events(organization, events)
             log(f"committed; waiting for {expected:,} deliveries")
             t_prev = [time.monotonic(), 0]
@@ -665,7 +476,7 @@ def measure(*, workers_count: int, what_if: str, events: int, args, url, redis, 
             base = receiver.count()
             commits: dict[str, float] = {}
             backlog = 0
-            with Sampler(watched, db.database_name(url)) as lat_sampler:
+            with Sampler(watched, env.database_name(url)) as lat_sampler:
                 for i in range(args.latency_events):
                     # Idle: the previous event's 5 deliveries have all arrived before the pause and the next commit.
                     if not receiver.wait_for(base + i * ENDPOINTS, 30):
@@ -835,7 +646,7 @@ def in_process_profile(url: str, practice: dict, log) -> dict:
 
 
 def _xact_commits(url: str) -> int:
-    with db.connect(url) as conn:
+    with env.connect(url) as conn:
         return conn.execute("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()").fetchone()[0]
 
 
@@ -888,28 +699,18 @@ def main(argv=None) -> int:
     started_at = datetime.datetime.now(datetime.UTC)
     t_start = time.monotonic()
 
-    def log(message: str) -> None:
-        print(f"[bench webhooks {time.monotonic() - t_start:7.1f}s] {message}", flush=True)
+    log = logger("bench webhooks", t_start)
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     url, redis = database_url(), redis_url()
-    import redis as redis_client
-
-    redis_client.Redis.from_url(redis).flushdb()
+    env.flush_redis(redis)
     log(f"flushed the broker database {redis}")
-    log(f"database {db.database_name(url)}: dropping, creating, migrating")
-    if db.exists(url):
-        db.drop(url)
-    db.create(url)
-    t0 = time.monotonic()
-    env = process_env(url, redis)
-    subprocess.run([sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"], cwd=ROOT, env=env, check=True)
-    log(f"migrated in {time.monotonic() - t0:.1f}s")
-
+    log(f"database {env.database_name(url)}: dropping, creating, migrating")
+    environ = process_env(url, redis)
+    log(f"migrated in {env.rebuild(url, environ):.1f}s")
     setup_django(url, redis)
-    from config.celery import app
 
-    receiver = Receiver(env)
+    receiver = Receiver(environ)
     log(f"receiver on 127.0.0.1:{receiver.port} (pid {receiver.process.pid})")
     results = {"runs": [], "started": started_at.isoformat()}
     try:
@@ -928,7 +729,6 @@ def main(argv=None) -> int:
                     redis=redis,
                     receiver=receiver,
                     practice=practice,
-                    app=app,
                     log=log,
                 )
             )
@@ -940,13 +740,15 @@ def main(argv=None) -> int:
             results["history"] = history.run(url, args.history, log)
     finally:
         receiver.stop()
-        redis_client.Redis.from_url(redis).flushdb()
+        env.flush_redis(redis)
 
-    from bench import report as patients_report
+    import redis as redis_client
+
+    from bench.measure import machine
     from bench.webhooks import report
 
-    with db.connect(url) as conn:
-        results["machine"] = patients_report.machine(conn)
+    with env.connect(url) as conn:
+        results["machine"] = machine(conn)
         results["machine"]["redis"] = redis_client.Redis.from_url(redis).info("server")["redis_version"]
     import celery
     import httpx
@@ -968,16 +770,15 @@ def main(argv=None) -> int:
         results["runs"] = sorted(kept + results["runs"], key=lambda r: order.get(r["throughput"]["label"], len(order)))
         if "history" not in results and previous.get("history"):
             results["history"] = previous["history"]
-    raw.write_text(json.dumps(results, indent=1, default=str))
-    section = report.section(results, started_at)
-    print()
-    print(section)
-    print()
-    if args.no_doc:
-        log(f"raw figures in {raw}; docs/benchmarks.md left unchanged (--no-doc)")
-    else:
-        report.write_doc(section)
-        log(f"wrote the Outbound webhooks section of docs/benchmarks.md; raw figures in {raw}")
+    publish(
+        report.section(results, started_at),
+        raw,
+        results,
+        title="Outbound webhooks",
+        write=report.write_doc,
+        skipped="--no-doc" if args.no_doc else "",
+        log=log,
+    )
     return 0
 
 

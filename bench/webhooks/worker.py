@@ -37,24 +37,10 @@ def main() -> None:
 
     django.setup()
     apply_what_if(what_if_names(os.environ.get("BENCH_WEBHOOKS_WHATIF", "")))
+    from bench.env import worker_arguments
     from config.celery import app
 
-    app.worker_main(
-        [
-            "worker",
-            "--pool",
-            "solo",
-            "--concurrency",
-            "1",
-            "--hostname",
-            f"{name}@%h",
-            "--loglevel",
-            "WARNING",
-            "--without-heartbeat",
-            "--without-gossip",
-            "--without-mingle",
-        ]
-    )
+    app.worker_main(worker_arguments(name, pool="solo", concurrency=1))
 
 
 if __name__ == "__main__":

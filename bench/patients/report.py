@@ -8,77 +8,18 @@ side-by-side summary is rebuilt. Text between `<!-- notes:start -->` and `<!-- n
 import datetime
 import json
 import os
-import platform
 import re
 
-from bench.paths import DOC
-from bench.scenarios import Scenario, percentile
+from bench import doc
+from bench.doc import met as _met
+from bench.doc import ms as _ms
+from bench.patients.scenarios import Scenario, percentile
 
 RATIO_TARGET = 2.0
 SEARCH_INDEXES = ("patients_searchterm_trgm_idx", "patients_search_keys_idx")
 RSS_TARGET_MB = 20.0
 
 NOTES_DEFAULT = "_No notes yet._"
-
-
-def machine(conn) -> dict:
-    cpu = _proc_field("/proc/cpuinfo", "model name") or "unknown CPU"
-    total = _proc_field("/proc/meminfo", "MemTotal")
-    memory = f"{int(total.split()[0]) / 1024 / 1024:.0f} GB RAM" if total else ""
-    settings = dict(
-        conn.execute(
-            "SELECT name, setting || coalesce(unit, '') FROM pg_settings "
-            "WHERE name IN ('shared_buffers', 'work_mem', 'jit', 'synchronous_commit', 'random_page_cost')"
-        ).fetchall()
-    )
-    pg = conn.execute("SHOW server_version").fetchone()[0]
-    import django
-
-    return {
-        "cpu": f"{cpu}, {os.cpu_count()} cores",
-        "memory": memory,
-        "os": f"{platform.system()} {platform.release()}",
-        "postgres": f"PostgreSQL {pg} (shared_buffers {_pages(settings.get('shared_buffers', ''))}, "
-        f"work_mem {settings.get('work_mem', '?')}, jit {settings.get('jit', '?')}, "
-        f"random_page_cost {settings.get('random_page_cost', '?')})",
-        "python": f"Python {platform.python_version()}, Django {django.get_version()}, daphne",
-        "code": code_version(),
-    }
-
-
-def code_version() -> str:
-    """The commit measured, and whether app code had uncommitted changes (others edit in parallel)."""
-    import subprocess
-
-    from bench.paths import ROOT
-
-    def git(*args: str) -> str:
-        result = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False)
-        return result.stdout.strip()
-
-    commit = git("rev-parse", "--short", "HEAD") or "unknown"
-    dirty = [line for line in git("status", "--porcelain", "--", "apps", "config").splitlines() if line.strip()]
-    return f"commit {commit}" + (f" + uncommitted changes in {len(dirty)} app/config files" if dirty else "")
-
-
-def _proc_field(path: str, name: str) -> str | None:
-    try:
-        with open(path) as lines:
-            for line in lines:
-                if line.startswith(name):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return None
-
-
-def _pages(value: str) -> str:
-    match = re.fullmatch(r"(\d+)8kB", value)
-    return f"{int(match.group(1)) * 8 // 1024} MB" if match else value
-
-
-def _ms(value: float) -> str:
-    return f"{value:.1f}" if value < 100 else f"{value:.0f}"
 
 
 def summarise(scenario: Scenario) -> dict:
@@ -114,10 +55,6 @@ def summarise(scenario: Scenario) -> dict:
     if scenario.undo_statements:
         row["statements_remove"] = len(scenario.undo_statements)
     return row
-
-
-def _met(ok: bool) -> str:
-    return "✅" if ok else "❌"
 
 
 def table(rows: list[dict]) -> str:
@@ -245,7 +182,7 @@ def section(
         f"<!-- bench-data: {json.dumps(data)} -->",
         "",
         f"- **Date**: {started.strftime('%Y-%m-%d %H:%M UTC')} (run took {seconds / 60:.1f} min{load_note})",
-        f"- **Machine**: {info['cpu']}, {info['memory']}, {info['os']}",
+        doc.machine_line(info),
         f"- **Stack**: {info['postgres']}; {info['python']} (DEBUG=0), one keep-alive HTTP/1.1 connection",
         f"- **Code**: {info.get('code', 'unknown')}",
         f"- **Data**: {patients:,} patients in the measured practice + {others} practices x {other_patients:,} "
@@ -341,47 +278,23 @@ subsection.
 """
 
 
-START, END = "<!-- bench:patients:start -->", "<!-- bench:patients:end -->"
-LEGACY_TITLE = "# Benchmarks — patients area"  # the file's first form, before other areas shared it
+START, END = doc.markers("patients")
 
 
 def write_doc(new_section: str, patients: int) -> str:
     """Replace this benchmark's block of docs/benchmarks.md (between START and END), leaving the rest of the file —
     other areas' sections — as it is."""
-    existing = DOC.read_text() if DOC.exists() else ""
-    before, mine, after = _split(existing)
+    mine = doc.block(doc.read(), START, END) or ""
     sections = {
         int(m.group(1)): re.sub(r"^(<!-- bench:run [^\n]*\n)#+ ", r"\1#### ", m.group(0))
         for m in re.finditer(r"<!-- bench:run patients=(\d+) -->.*?<!-- /bench:run -->", mine, re.S)
     }
     sections[patients] = new_section
-    notes = re.search(r"<!-- notes:start -->\n?(.*?)\n?<!-- notes:end -->", mine, re.S)
-    notes_text = notes.group(1).strip() if notes else NOTES_DEFAULT
     parts = [START, HEADER, _comparison(sections), "### Results", ""]
     for count in sorted(sections):
         parts += [sections[count], ""]
-    parts += ["### Findings and proposed fixes", "", "<!-- notes:start -->", notes_text, "<!-- notes:end -->", END]
-    text = before + "\n".join(parts) + after
-    DOC.parent.mkdir(parents=True, exist_ok=True)
-    tmp = DOC.with_suffix(f".md.tmp{os.getpid()}")
-    tmp.write_text(text)
-    tmp.replace(DOC)
-    return text
-
-
-def _split(text: str) -> tuple[str, str, str]:
-    """(what comes before this benchmark's block, the block, what comes after)."""
-    start, end = text.find(START), text.find(END)
-    if start != -1 and end != -1:
-        return text[:start], text[start : end + len(END)], text[end + len(END) :]
-    if text.startswith(LEGACY_TITLE):
-        cut = text.find("<!-- notes:end -->")
-        cut = len(text) if cut == -1 else cut + len("<!-- notes:end -->")
-        rest = text[cut:].lstrip("\n")
-        return "# Benchmarks\n\n", text[:cut], "\n\n" + rest if rest else "\n"
-    if not text.strip():
-        return "# Benchmarks\n\n", "", "\n"
-    return text.rstrip("\n") + "\n\n", "", "\n"
+    parts += ["### Findings and proposed fixes", "", *doc.notes_block("notes", NOTES_DEFAULT, mine), END]
+    return doc.write_section("\n".join(parts), START, END)
 
 
 def _comparison(sections: dict[int, str]) -> str:

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 import psycopg
 
-from bench import data, db
+from bench import env
 from bench.paths import RESULTS
+from bench.patients import data
 
 SEED_VERSION = 4  # 4: search vocabulary and patient counters (rebuilt after the trigger-less load)
 EXPORT_TAG_ROWS = 10_000
@@ -51,7 +52,7 @@ class SeedInfo:
 
     @classmethod
     def path(cls, url: str):
-        return RESULTS / f"seed-{db.database_name(url)}.json"
+        return RESULTS / f"seed-{env.database_name(url)}.json"
 
     @classmethod
     def load(cls, url: str) -> "SeedInfo | None":
@@ -83,7 +84,7 @@ def is_seeded(url: str, wanted: SeedInfo) -> bool:
     ):
         return False
     try:
-        with db.connect(url) as conn:
+        with env.connect(url) as conn:
             big = conn.execute(
                 "SELECT count(*) FROM patients_patient WHERE organization_id = %s", [info.organization_id]
             ).fetchone()[0]
@@ -351,7 +352,7 @@ def _secondary_indexes(conn) -> list[tuple[str, str]]:
 def _session(url: str, *, orgs: list[tuple], seed_time: datetime.datetime) -> psycopg.Connection:
     """A loading connection: the helper functions, the practices (bench_org) and the tag plan (bench_tag) as
     session-local temporary objects."""
-    conn = db.connect(url)
+    conn = env.connect(url)
     conn.execute("SET synchronous_commit = off")
     # The patients table's index-maintenance triggers (search vocabulary, counters) stay off during the load: the
     # two loading connections would queue on the same vocabulary rows. patients_rebuild_derived() fills both
@@ -417,7 +418,7 @@ def seed(url: str, *, patients: int, others: int, other_patients: int, log, work
     """Seed an empty, migrated database. Returns what the benchmark needs to know about it."""
     started = time.monotonic()
     created = json.loads(
-        db.manage(
+        env.manage(
             url,
             "create_practice",
             "--name",
@@ -439,7 +440,7 @@ def seed(url: str, *, patients: int, others: int, other_patients: int, log, work
         organization_id=created["organizationId"],
         api_key=created["apiKey"],
     )
-    with db.connect(url) as conn:
+    with env.connect(url) as conn:
         owner_id = conn.execute(
             "SELECT user_id FROM accounts_membership WHERE organization_id = %s", [info.organization_id]
         ).fetchone()[0]
@@ -515,7 +516,7 @@ def seed(url: str, *, patients: int, others: int, other_patients: int, log, work
         for session in sessions:
             session.close()
     t0 = time.monotonic()
-    with db.connect(url) as conn:
+    with env.connect(url) as conn:
         conn.execute("VACUUM (ANALYZE)")
     log(f"VACUUM ANALYZE in {time.monotonic() - t0:.1f}s")
     info.seed_seconds = round(time.monotonic() - started, 1)

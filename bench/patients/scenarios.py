@@ -2,12 +2,12 @@
 
 import datetime
 import json
-import statistics
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlencode
 
-from bench import seed
-from bench.data import TAGS
+from bench.measure import quantile
+from bench.patients import seed
+from bench.patients.data import TAGS
 
 EXPORT_CHUNK_SIZE = 1000  # the export view's values.iterator(chunk_size=…)
 BULK_SIZE = 500
@@ -38,9 +38,7 @@ class Scenario:
 
 def percentile(samples: list[int], p: int) -> float:
     """p-th percentile in milliseconds (statistics.quantiles, inclusive method)."""
-    if len(samples) == 1:
-        return samples[0] / 1e6
-    return statistics.quantiles(samples, n=100, method="inclusive")[p - 1] / 1e6
+    return quantile(samples, p) / 1e6
 
 
 def _typo(word: str) -> str:

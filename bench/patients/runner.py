@@ -6,9 +6,9 @@ import os
 import re
 import time
 
-from bench import direct as direct_sql
-from bench.scenarios import EXPORT_CHUNK_SIZE, Scenario
-from bench.server import PeakRss
+from bench.measure import PeakRss
+from bench.patients import direct as direct_sql
+from bench.patients.scenarios import EXPORT_CHUNK_SIZE, Scenario
 
 MIN_ITERATIONS = 5  # a scenario over its time budget still gets this many timed iterations
 SLOW_NS = 1_000_000_000

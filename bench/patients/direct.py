@@ -5,7 +5,7 @@ import re
 import time
 import uuid
 
-from bench import db
+from bench import env
 
 _UUID = re.compile(r"\b[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\b")
 
@@ -16,7 +16,7 @@ _OPTION = re.compile(r"-c\s*([\w.]+)=(\S+)")
 class Direct:
     def __init__(self, url: str, options: str):
         self.options = options
-        self.conn = db.connect(url, options=options)
+        self.conn = env.connect(url, options=options)
         self._settings: dict[str, list[str]] = {}  # statement → the SET LOCALs the app sent before it (read())
 
     def check_options(self) -> None:
@@ -72,7 +72,7 @@ class Direct:
             if i != last_select:
                 self._execute(statement)
                 continue
-            cursor = db.ServerSideCursor(
+            cursor = env.ServerSideCursor(
                 self.conn, f"_bench_{uuid.uuid4().hex}", scrollable=False, withhold=self.conn.autocommit
             )
             try:

@@ -2,19 +2,9 @@
 through Django's test client inside CaptureQueriesContext. psycopg 3 binds parameters client-side in Django (its
 default), so each captured statement is the exact text PostgreSQL received and can be replayed as it is."""
 
-import os
 import re
 
-from bench import db
-
 _TRANSACTION_CONTROL = re.compile(r"^\s*(SAVEPOINT|RELEASE SAVEPOINT|ROLLBACK TO SAVEPOINT)\b", re.I)
-
-
-def setup_django(url: str) -> None:
-    os.environ.update(db.server_env(url))
-    import django
-
-    django.setup()
 
 
 def connection_options() -> str:
