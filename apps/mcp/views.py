@@ -62,6 +62,7 @@ def _unauthorized(message: str, *, error: str | None = "invalid_token") -> JsonR
 
 class McpView(BaseApiView):
     public = True  # authenticates itself: OAuth access tokens for this server only, with its own challenge
+    error_statuses = ("401",)
     http_method_names = ["post", "get", "delete", "options"]
 
     @extend_schema(
