@@ -34,8 +34,12 @@ class JsonErrorMiddleware:
             and not request.path.startswith("/admin/")
             and not getattr(response, "keeps_html", False)  # a page meant for people (OAuth sign-in, consent)
         ):
-            # Django's own pages (DEBUG's technical 404, a stray 400) become the envelope too.
-            return self._render_status(response.status_code)
+            # Django's own pages (DEBUG's technical 404, a stray 400) become the envelope too; a 405 keeps the
+            # Allow header its view set (RFC 9110 §15.5.6).
+            rendered = self._render_status(response.status_code)
+            if response.has_header("Allow"):
+                rendered["Allow"] = response["Allow"]
+            return rendered
         return response
 
     @staticmethod

@@ -61,6 +61,16 @@ def test_wrong_method_is_a_json_405(api):
     }
 
 
+def test_a_django_view_405_becomes_the_envelope_and_keeps_its_allow_header(client):
+    # The OAuth discovery documents are plain Django views: their HTML 405 is re-rendered by the middleware.
+    response = client.delete("/.well-known/oauth-protected-resource/mcp")
+
+    assert response.status_code == 405
+    assert _envelope(response)["code"] == "METHOD_NOT_ALLOWED"
+    assert {method.strip() for method in response["Allow"].split(",")} >= {"GET"}
+    assert "DELETE" not in response["Allow"]
+
+
 # --- request bodies ---------------------------------------------------------------------------------------------
 
 
