@@ -3,9 +3,10 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from apps.core.uuids import UUID_PATTERN, parse_uuid
+from apps.core.uuids import UUID_LIST_PATTERN, UUID_PATTERN, parse_uuid
 
 UUID_SCHEMA = {"type": "string", "format": "uuid", "pattern": UUID_PATTERN}
+UUID_LIST_SCHEMA = {"type": "string", "pattern": UUID_LIST_PATTERN, "description": "Comma-separated UUIDs."}
 
 
 @extend_schema_field(UUID_SCHEMA)

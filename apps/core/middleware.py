@@ -40,8 +40,12 @@ class JsonErrorMiddleware:
             if page is not None:
                 return page
             if self._is_html(response):
-                # Django's own pages (DEBUG's technical 404, a stray 400) become the envelope too.
-                return self._render_status(response.status_code)
+                # Django's own pages (DEBUG's technical 404, a stray 400) become the envelope too; a 405 keeps the
+                # Allow header its view set (RFC 9110 §15.5.6).
+                rendered = self._render_status(response.status_code)
+                if response.has_header("Allow"):
+                    rendered["Allow"] = response["Allow"]
+                return rendered
         return response
 
     @staticmethod

@@ -49,6 +49,25 @@ class NewestFirstCursorPagination(CursorPagination):
 
         return parse_qs(urlparse(url).query).get(self.cursor_query_param, [None])[0]
 
+    def get_schema_operation_parameters(self, view) -> list[dict]:
+        """cursor and limit as this paginator reads them: limit is bounded, and its default is the page size."""
+        return [
+            {
+                "name": self.cursor_query_param,
+                "required": False,
+                "in": "query",
+                "description": "nextCursor of the previous page.",
+                "schema": {"type": "string"},
+            },
+            {
+                "name": self.page_size_query_param,
+                "required": False,
+                "in": "query",
+                "description": f"Page size, 1 to {self.max_page_size}.",
+                "schema": {"type": "integer", "minimum": 1, "maximum": self.max_page_size, "default": self.page_size},
+            },
+        ]
+
     def get_paginated_response_schema(self, schema: dict) -> dict:
         return {
             "type": "object",

@@ -2,10 +2,13 @@
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.plumbing import force_instance
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
 from apps.core.fields import UUID_SCHEMA
+from apps.core.naming import to_camel
+from apps.core.serializers import StrictSerializer
 
 
 class ApiErrorSerializer(serializers.Serializer):
@@ -61,6 +64,24 @@ class ServiceAutoSchema(AutoSchema):
                 )
             )
         return parameters
+
+    def _process_override_parameters(self, direction="request"):
+        # Query serializers are read through BaseApiView.parse_query, which takes the camelCase wire names.
+        renamed = {}
+        for (name, location), parameter in super()._process_override_parameters(direction).items():
+            if location == OpenApiParameter.QUERY:
+                name = to_camel(name)
+                if parameter is not None:
+                    parameter["name"] = name
+            renamed[name, location] = parameter
+        return renamed
+
+    def _map_basic_serializer(self, serializer, direction):
+        # A StrictSerializer answers 400 to any key it does not know: the request schema says so.
+        schema = super()._map_basic_serializer(serializer, direction)
+        if direction == "request" and isinstance(force_instance(serializer), StrictSerializer):
+            schema["additionalProperties"] = False
+        return schema
 
     def _get_response_bodies(self, direction="response"):
         responses = super()._get_response_bodies(direction)

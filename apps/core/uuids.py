@@ -12,6 +12,8 @@ UUID_PATTERN = (
     r"|00000000-0000-0000-0000-000000000000|[fF]{8}-[fF]{4}-[fF]{4}-[fF]{4}-[fF]{12})$"
 )
 _UUID_RE = re.compile(UUID_PATTERN)
+# One or more of them, comma-separated (query parameters such as practitionerIds=<uuid>,<uuid>).
+UUID_LIST_PATTERN = f"^{UUID_PATTERN[1:-1]}(?:,{UUID_PATTERN[1:-1]})*$"
 
 
 def is_valid_uuid(value: object) -> bool:

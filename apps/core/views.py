@@ -17,6 +17,12 @@ from apps.core.uuids import InvalidUuid
 ACCESS_GENERATION_HEADER = "X-Service-Access-Generation"
 
 
+def lacks_method(view, request) -> bool:
+    """True when the view has no handler for the request's method (Django's own dispatch rule)."""
+    method = request.method.lower()
+    return method not in view.http_method_names or not hasattr(view, method)
+
+
 class BaseApiView(APIView):
     public = False
     permission: str | dict | None = None
@@ -41,6 +47,9 @@ class BaseApiView(APIView):
         super().check_permissions(request)
 
     def initial(self, request, *args, **kwargs):
+        # A method the route does not have is 405 (with Allow) before credentials, permissions or limits are weighed.
+        if lacks_method(self, request):
+            self.http_method_not_allowed(request)
         super().initial(request, *args, **kwargs)
         for name, value in kwargs.items():
             if isinstance(value, InvalidUuid):

@@ -60,6 +60,7 @@ def _unauthorized(message: str, *, error: str | None = "invalid_token", details:
 
 class McpView(BaseApiView):
     public = True  # authenticates itself: OAuth access tokens for this server only, with its own challenge
+    error_statuses = ("401",)
     http_method_names = ["post", "get", "delete", "options"]
 
     @extend_schema(

@@ -45,6 +45,7 @@ from apps.accounts.api.views import SIGN_IN_LIMIT
 from apps.core.errors import ApiError, NotFound, RateLimited
 from apps.core.errors import render as render_api_error
 from apps.core.limits import TokenBucketLimit, client_address_block
+from apps.core.views import lacks_method
 from apps.oauth import registration
 from apps.oauth.models import AccessToken
 from apps.oauth.tokens import REGIONS
@@ -91,6 +92,8 @@ class UnauthenticatedWindowMixin:
 
     @method_decorator(csrf_exempt)  # no cookies involved: the client authenticates the OAuth way
     def dispatch(self, request, *args, **kwargs):
+        if lacks_method(self, request):  # 405 with Allow, without spending the window
+            return self.http_method_not_allowed(request, *args, **kwargs)
         refusal = self.check_window(request)
         return refusal or super().dispatch(request, *args, **kwargs)
 
@@ -476,6 +479,7 @@ class NotOfferedView(View):
 # --- discovery ----------------------------------------------------------------------------------------------------
 
 
+@method_decorator(csrf_exempt, name="dispatch")  # a public GET document: no cookie, no CSRF
 class ServerMetadataView(dot.OAuthServerMetadataView):
     """RFC 8414 at /.well-known/oauth-authorization-server/auth (issuer {base_url}/auth)."""
 
@@ -488,6 +492,7 @@ class ServerMetadataView(dot.OAuthServerMetadataView):
         return response
 
 
+@method_decorator(csrf_exempt, name="dispatch")  # a public GET document: no cookie, no CSRF
 class ProtectedResourceMetadataView(dot.OAuthProtectedResourceMetadataView):
     """RFC 9728 at /.well-known/oauth-protected-resource/mcp. scopes_supported lists offline_access like the AS
     metadata and the /mcp challenge: an agent that builds its scope request from this list must be able to ask for

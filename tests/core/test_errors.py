@@ -61,6 +61,30 @@ def test_wrong_method_is_a_json_405(api):
     }
 
 
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("PUT", "/patients"), ("TRACE", "/tasks"), ("DELETE", "/auth/organization/accept-invitation")],
+)
+def test_a_method_the_route_lacks_is_405_before_permissions_are_weighed(api, method, path):
+    # /patients declares permissions for GET and POST only, and accept-invitation wants a browser session: a method
+    # the route does not have is still 405 with its Allow header, not 403.
+    response = api.generic(method, path)
+
+    assert response.status_code == 405, response.content
+    assert _envelope(response)["code"] == "METHOD_NOT_ALLOWED"
+    assert method not in response["Allow"]
+
+
+def test_a_django_view_405_becomes_the_envelope_and_keeps_its_allow_header(client):
+    # The OAuth discovery documents are plain Django views: their HTML 405 is re-rendered by the middleware.
+    response = client.delete("/.well-known/oauth-protected-resource/mcp")
+
+    assert response.status_code == 405
+    assert _envelope(response)["code"] == "METHOD_NOT_ALLOWED"
+    assert {method.strip() for method in response["Allow"].split(",")} >= {"GET"}
+    assert "DELETE" not in response["Allow"]
+
+
 # --- request bodies ---------------------------------------------------------------------------------------------
 
 

@@ -122,3 +122,92 @@ def test_swagger_ui_is_served_from_local_assets(client):
     response = client.get("/docs")
     assert response.status_code == 200
     assert b"/static/drf_spectacular_sidecar/" in response.content
+
+
+# --- precision: the schema is what clients are generated from and what MCP agents are given ---------------------
+
+
+def _query_parameters(schema):
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            for parameter in operation.get("parameters", []):
+                if parameter["in"] == "query":
+                    yield f"{method.upper()} {path}", parameter
+
+
+def test_query_parameters_carry_the_camel_case_names_the_server_reads(schema):
+    # BaseApiView.parse_query reads camelCase; a snake_case name in the schema sends clients to the wrong key.
+    snake = [f"{where} ?{p['name']}" for where, p in _query_parameters(schema) if "_" in p["name"]]
+    assert snake == []
+    patients = {p["name"] for p in schema["paths"]["/patients"]["get"]["parameters"] if p["in"] == "query"}
+    assert {"includeArchived", "leadSourceId", "tagId"} <= patients
+
+
+def test_every_limit_and_offset_states_its_bounds(schema):
+    unbounded = [
+        f"{where} ?{p['name']}"
+        for where, p in _query_parameters(schema)
+        if p["name"] in ("limit", "offset") and not {"minimum", "maximum"} <= set(p["schema"])
+    ]
+    assert unbounded == []
+    for path in ("/connected-apps", "/today"):
+        (limit,) = [p for p in schema["paths"][path]["get"]["parameters"] if p["name"] == "limit"]
+        assert (limit["schema"]["minimum"], limit["schema"]["maximum"]) == (1, 100), path
+
+
+def test_uuid_valued_query_parameters_are_typed_as_uuids(schema):
+    from apps.core.uuids import UUID_LIST_PATTERN
+
+    untyped = []
+    for where, p in _query_parameters(schema):
+        name, parameter_schema = p["name"], p["schema"]
+        if (name == "id" or name.endswith("Id")) and parameter_schema.get("format") != "uuid":
+            untyped.append(f"{where} ?{name}")
+        if (name == "ids" or name.endswith("Ids")) and parameter_schema.get("pattern") != UUID_LIST_PATTERN:
+            untyped.append(f"{where} ?{name}")
+    assert untyped == []
+    (preview_id,) = schema["paths"]["/auth/invitation-preview"]["get"]["parameters"]
+    assert preview_id["schema"]["format"] == "uuid" and preview_id["required"]
+
+
+def test_uuid_list_pattern_matches_what_the_server_accepts():
+    import re
+
+    from apps.core.uuids import UUID_LIST_PATTERN
+
+    one, two = "0b7d7c9e-2f4a-4c1e-9d3b-5a6f7e8d9c0b", "ffffffff-ffff-ffff-ffff-ffffffffffff"
+    assert re.fullmatch(UUID_LIST_PATTERN, one) and re.fullmatch(UUID_LIST_PATTERN, f"{one},{two}")
+    for bad in ("", one + ",", f"{one};{two}", "not-a-uuid", f"{one},x"):
+        assert not re.fullmatch(UUID_LIST_PATTERN, bad), bad
+
+
+def test_request_bodies_say_exactly_whether_unknown_keys_are_refused(django_db_blocker):
+    """A StrictSerializer answers 400 to a key it does not know, so its request schema must say
+    additionalProperties: false; a serializer that lets unknown keys through must not claim it."""
+    from drf_spectacular.generators import SchemaGenerator
+    from rest_framework import serializers
+
+    from apps.core.serializers import StrictSerializer
+
+    generator = SchemaGenerator()
+    with django_db_blocker.unblock():
+        document = generator.get_schema(request=None, public=True)
+    components = document["components"]["schemas"]
+    wrong, strict_seen = [], 0
+    for component in generator.registry._components.values():
+        serializer = component.object
+        if component.type != "schemas" or not component.name.endswith("Request"):
+            continue
+        if not isinstance(serializer, serializers.Serializer) or component.name not in components:
+            continue
+        strict = isinstance(serializer, StrictSerializer)
+        strict_seen += strict
+        if (components[component.name].get("additionalProperties") is False) != strict:
+            wrong.append(f"{component.name} ({type(serializer).__name__}, strict={strict})")
+    assert wrong == []
+    assert strict_seen > 50  # the walk really saw the request bodies
+
+
+def test_mcp_documents_its_401(schema):
+    responses = schema["paths"]["/mcp"]["post"]["responses"]
+    assert responses["401"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/ApiError"}

@@ -322,3 +322,19 @@ def test_account_wide_operations_answer_browser_session_required(agent, owner):
     for tool, operation in (("write", "POST /auth/sign-out"), ("write", "GET /user/me"), ("read", "GET /users/me")):
         result = call(agent, tool, {"operation": operation})
         assert result["structuredContent"]["error"]["code"] == "UNKNOWN_OPERATION", (operation, result)
+
+
+def test_query_arguments_agents_are_given_are_the_camel_case_names_the_routes_read(agent):
+    snake = [
+        f"{op.id} {name}"
+        for op in operations.catalogue().values()
+        for name in op.input_schema["properties"].get("query", {}).get("properties", {})
+        if "_" in name
+    ]
+    assert snake == []
+    found = call(agent, "search_operations", {"query": "patients"})["structuredContent"]["items"]
+    (listing,) = [item for item in found if item["operation"] == "GET /patients"]
+    query = listing["inputSchema"]["properties"]["query"]["properties"]
+    assert {"includeArchived", "leadSourceId", "tagId"} <= set(query)
+    assert query["tagId"]["format"] == "uuid"
+    assert (query["limit"]["minimum"], query["limit"]["maximum"]) == (1, 100)

@@ -182,3 +182,24 @@ def test_consent_management_routes_answer_404(db, path, method):
     response = getattr(Client(), method)(path)
     assert response.status_code == 404
     assert response.json()["code"] == "NOT_FOUND"
+
+
+@pytest.mark.parametrize(
+    "path", ["/.well-known/oauth-authorization-server/auth", "/.well-known/oauth-protected-resource/mcp"]
+)
+def test_discovery_documents_answer_another_method_with_405(db, path):
+    # CSRF checks on, as for any client that is not Django's test client: an unsafe method is 405, not a CSRF 403.
+    response = Client(enforce_csrf_checks=True).generic("QUERY", path)
+
+    assert response.status_code == 405
+    assert response.json()["code"] == "METHOD_NOT_ALLOWED"
+    assert "GET" in response["Allow"]
+
+
+@pytest.mark.parametrize("path", [TOKEN, REVOKE, INTROSPECT, REGISTER])
+def test_protocol_routes_answer_another_method_with_405_before_the_address_window(db, path):
+    # Without a usable client address the window refuses with 400; a method the route lacks is 405 first.
+    response = Client().generic("TRACE", path, REMOTE_ADDR="")
+
+    assert response.status_code == 405
+    assert "POST" in response["Allow"]

@@ -14,7 +14,9 @@ class UserUpdateInput(StrictSerializer):
         return super().to_internal_value(data)
 
 
-class ImageUploadInput(serializers.Serializer):
+class ImageUploadInput(StrictSerializer):
+    """The multipart form of a picture upload; any part but `file` is refused (profile_views._multipart_file)."""
+
     file = serializers.FileField(help_text="The picture. Its type is read from its bytes, not its name.")
 
 

@@ -236,10 +236,6 @@ class UserSessionListView(AccountView):
     @extend_schema(
         tags=["user"],
         responses={200: ps.UserSessionOutput(many=True)},
-        parameters=[
-            OpenApiParameter("limit", int, description="Page size, 1 to 100 (default 25)."),
-            OpenApiParameter("cursor", str, description="nextCursor of the previous page."),
-        ],
         summary="Your signed-in browser sessions, newest first (expired ones are left out)",
     )
     def get(self, request):

@@ -14,6 +14,7 @@ from apps.accounts.authentication import SessionCookieAuthentication
 from apps.accounts.errors import InvitationNotFound
 from apps.accounts.models import Invitation, User
 from apps.core.errors import BrowserSessionRequired, OrganizationForbidden, ValidationFailed
+from apps.core.fields import UUID_SCHEMA
 from apps.core.limits import MinuteWindowLimit
 from apps.core.pagination import NewestFirstCursorPagination
 from apps.core.permissions import ACCOUNT_AREA, AUTHENTICATED
@@ -116,10 +117,6 @@ class InvitationListView(BaseApiView):
     @extend_schema(
         tags=["organization"],
         responses={200: s.InvitationOutput(many=True)},
-        parameters=[
-            OpenApiParameter("limit", int, description="Page size, 1 to 100 (default 25)."),
-            OpenApiParameter("cursor", str, description="nextCursor of the previous page."),
-        ],
         summary="Invitations of the active practice, newest first (status expired is derived)",
     )
     def get(self, request):
@@ -156,7 +153,9 @@ class InvitationPreviewView(BaseApiView):
 
     @extend_schema(
         tags=["auth"],
-        parameters=[OpenApiParameter("id", str, required=True, description="The invitation id from the e-mail.")],
+        parameters=[
+            OpenApiParameter("id", UUID_SCHEMA, required=True, description="The invitation id from the e-mail.")
+        ],
         responses={200: s.InvitationPreviewOutput},
         summary="What an invitation is for, before signing in (no session needed)",
         description="Unknown, withdrawn, answered or expired: 404 INVITATION_NOT_FOUND.",

@@ -139,10 +139,6 @@ class ApiKeyListView(BaseApiView):
     @extend_schema(
         tags=["user"],
         responses={200: s.ApiKeyOutput(many=True)},
-        parameters=[
-            OpenApiParameter("limit", int, description="Page size, 1 to 100 (default 25)."),
-            OpenApiParameter("cursor", str, description="nextCursor of the previous page."),
-        ],
         summary="Your API keys, newest first (display fields only, never the secret)",
     )
     def get(self, request):

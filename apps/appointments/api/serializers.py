@@ -2,10 +2,11 @@
 
 from datetime import timedelta
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.appointments.models import AppointmentStatus, AppointmentType
-from apps.core.fields import StrictUUIDField, TenantRelatedField
+from apps.core.fields import UUID_LIST_SCHEMA, StrictUUIDField, TenantRelatedField
 from apps.core.serializers import OffsetQuerySerializer, StrictSerializer, offset_page_serializer
 from apps.journeys.api.serializers import JourneyPatientSerializer, JourneyTreatmentSerializer, NonEmptyPatchSerializer
 from apps.journeys.models import Journey, Treatment
@@ -109,10 +110,11 @@ class AppointmentListQuerySerializer(OffsetQuerySerializer):
     practitioner_id = StrictUUIDField(required=False)
     location_id = StrictUUIDField(required=False)
     status = serializers.ChoiceField(choices=AppointmentStatus.choices, required=False)
-    starts_after = AwareDateTimeField(required=False)
-    starts_before = AwareDateTimeField(required=False)
+    starts_after = AwareDateTimeField(required=False, help_text="Starting at or after this instant (with an offset).")
+    starts_before = AwareDateTimeField(required=False, help_text="Starting before this instant (with an offset).")
 
 
+@extend_schema_field(UUID_LIST_SCHEMA)
 class UuidListField(serializers.CharField):
     """Comma-separated UUIDs in one query parameter (at most 50)."""
 
@@ -136,8 +138,8 @@ MAX_CALENDAR_DAYS = 42
 class CalendarQuerySerializer(StrictSerializer):
     start = AwareDateTimeField(source="range_start", help_text="Range start (inclusive), with an offset.")
     end = AwareDateTimeField(source="range_end", help_text=f"Range end (exclusive); at most {MAX_CALENDAR_DAYS} days.")
-    practitioner_ids = UuidListField(required=False)
-    location_ids = UuidListField(required=False)
+    practitioner_ids = UuidListField(required=False, help_text="Comma-separated practitioner ids (at most 50).")
+    location_ids = UuidListField(required=False, help_text="Comma-separated location ids (at most 50).")
     include_cancelled = serializers.BooleanField(required=False, default=False)
 
     def validate(self, attrs):
@@ -169,9 +171,11 @@ class AvailabilityQuerySerializer(StrictSerializer):
         source="last_day", help_text=f"Last day, inclusive; {MAX_AVAILABILITY_DAYS} at most."
     )
     treatment_id = StrictUUIDField(required=False, help_text="Slots as long as this treatment's durationMinutes.")
-    duration_minutes = serializers.IntegerField(min_value=5, max_value=720, required=False)
-    step_minutes = serializers.IntegerField(min_value=5, max_value=120, default=15)
-    practitioner_ids = UuidListField(required=False)
+    duration_minutes = serializers.IntegerField(
+        min_value=5, max_value=720, required=False, help_text="Slot length; instead of treatmentId."
+    )
+    step_minutes = serializers.IntegerField(min_value=5, max_value=120, default=15, help_text="Slot start spacing.")
+    practitioner_ids = UuidListField(required=False, help_text="Comma-separated practitioner ids (at most 50).")
     location_id = StrictUUIDField(required=False)
     limit = serializers.IntegerField(min_value=1, max_value=500, default=200)
 

@@ -2,8 +2,7 @@
 
 from datetime import timedelta
 
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
 from apps.appointments import selectors, services
@@ -19,10 +18,6 @@ from apps.tasks.selectors import practice_timezone
 APPOINTMENTS = ["appointments"]
 CALENDAR = ["calendar"]
 SCHEDULING = ["scheduling"]
-
-
-def _query(name: str, type=OpenApiTypes.STR, description: str = "", **kwargs) -> OpenApiParameter:
-    return OpenApiParameter(name, type, OpenApiParameter.QUERY, description=description, **kwargs)
 
 
 class AppointmentsView(BaseApiView):
@@ -59,16 +54,7 @@ class AppointmentListView(AppointmentsView):
     @extend_schema(
         tags=APPOINTMENTS,
         operation_id="appointments_list",
-        parameters=[
-            _query("patientId", OpenApiTypes.UUID),
-            _query("practitionerId", OpenApiTypes.UUID),
-            _query("locationId", OpenApiTypes.UUID),
-            _query("status", enum=list(s.AppointmentStatus.values)),
-            _query("startsAfter", OpenApiTypes.DATETIME, "Starting at or after this instant (with an offset)."),
-            _query("startsBefore", OpenApiTypes.DATETIME, "Starting before this instant (with an offset)."),
-            _query("limit", OpenApiTypes.INT, "1 to 100.", default=25),
-            _query("offset", OpenApiTypes.INT, "0 to 1000000.", default=0),
-        ],
+        parameters=[s.AppointmentListQuerySerializer],
         responses={200: s.AppointmentPageSerializer},
         summary="List appointments: filters by patient, practitioner, location, status and start; offset paging",
         description="Ordered by start time, then id. Cancelled appointments are included unless status filters them.",
@@ -189,13 +175,7 @@ class CalendarView(AppointmentsView):
     @extend_schema(
         tags=CALENDAR,
         operation_id="calendar_read",
-        parameters=[
-            _query("start", OpenApiTypes.DATETIME, "Range start (inclusive), with an offset.", required=True),
-            _query("end", OpenApiTypes.DATETIME, "Range end (exclusive), at most 42 days after start.", required=True),
-            _query("practitionerIds", description="Comma-separated practitioner ids (at most 50)."),
-            _query("locationIds", description="Comma-separated location ids (at most 50)."),
-            _query("includeCancelled", OpenApiTypes.BOOL, default=False),
-        ],
+        parameters=[s.CalendarQuerySerializer],
         responses={200: s.CalendarSerializer},
         summary="The diary: appointments overlapping a time range, by practitioner and location",
         description="Every appointment that overlaps [start, end), soonest first; cancelled ones only with "
@@ -230,16 +210,7 @@ class AvailabilityView(AppointmentsView):
     @extend_schema(
         tags=SCHEDULING,
         operation_id="scheduling_availability",
-        parameters=[
-            _query("startDate", OpenApiTypes.DATE, "First day (practice local date).", required=True),
-            _query("endDate", OpenApiTypes.DATE, "Last day, inclusive; at most 31 days.", required=True),
-            _query("treatmentId", OpenApiTypes.UUID, "Slots as long as the treatment's durationMinutes."),
-            _query("durationMinutes", OpenApiTypes.INT, "5 to 720; instead of treatmentId."),
-            _query("stepMinutes", OpenApiTypes.INT, "Slot start spacing, 5 to 120.", default=15),
-            _query("practitionerIds", description="Comma-separated practitioner ids (at most 50)."),
-            _query("locationId", OpenApiTypes.UUID),
-            _query("limit", OpenApiTypes.INT, "1 to 500.", default=200),
-        ],
+        parameters=[s.AvailabilityQuerySerializer],
         responses={200: s.AvailabilitySerializer},
         summary="Free slots for a treatment's duration within practitioners' working hours",
         description="Slots start every stepMinutes inside each practitioner's working hours (practice local time), "

@@ -1,7 +1,7 @@
 """Connected apps of the active practice: list (any member) and disconnect (your own, or anyone's with
 settings:update)."""
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from oauth2_provider.models import Application
 from rest_framework.response import Response
 
@@ -39,10 +39,6 @@ class ConnectedAppListView(BaseApiView):
     @extend_schema(
         tags=["settings"],
         responses={200: s.ConnectedAppOutput(many=True)},
-        parameters=[
-            OpenApiParameter("limit", int, description="Page size, 1 to 100 (default 25)."),
-            OpenApiParameter("cursor", str, description="nextCursor of the previous page."),
-        ],
         summary="Apps connected to the active practice (OAuth connections), newest first",
     )
     def get(self, request):

@@ -76,10 +76,6 @@ class PartnerPracticesView(AgencyView):
     @extend_schema(
         tags=TAGS,
         responses={200: s.PartnerPracticeOutput(many=True)},
-        parameters=[
-            OpenApiParameter("limit", int, description="Page size, 1 to 100 (default 25)."),
-            OpenApiParameter("cursor", str, description="nextCursor of the previous page."),
-        ],
         summary="Practices this agency created and still links, newest first, with ownerJoined",
         description="Agency members only (an organization of kind partner); members of a practice get 403.",
     )

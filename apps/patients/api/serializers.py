@@ -6,7 +6,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.capture.api.serializers import AttributionTouchSerializer
-from apps.core.fields import StrictUUIDField, TenantRelatedField
+from apps.core.fields import UUID_LIST_SCHEMA, StrictUUIDField, TenantRelatedField
 from apps.core.serializers import OffsetQuerySerializer, StrictSerializer
 from apps.journeys.api.serializers import JourneySerializer
 from apps.patients import selectors
@@ -532,6 +532,7 @@ class ColumnsField(serializers.CharField):
         return tuple(names)
 
 
+@extend_schema_field(UUID_LIST_SCHEMA)
 class IdsField(serializers.CharField):
     """Comma-separated 36-character UUIDs, at most `max_ids` of them (the schema's maxLength says the same)."""
 

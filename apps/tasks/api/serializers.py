@@ -106,13 +106,13 @@ class TaskListQuerySerializer(OffsetQuerySerializer):
         help_text="mine: assigned to me; overdue: open and due before now; due_today: open and due today in the "
         "practice's timezone (UTC until the practice has one); all: every task.",
     )
-    assignee_id = StrictUUIDField(required=False)
-    patient_id = StrictUUIDField(required=False)
-    journey_id = StrictUUIDField(required=False)
+    assignee_id = StrictUUIDField(required=False, help_text="Tasks assigned to this member (user id).")
+    patient_id = StrictUUIDField(required=False, help_text="Tasks about this patient.")
+    journey_id = StrictUUIDField(required=False, help_text="Tasks linked to this journey.")
     status = serializers.ChoiceField(choices=TaskStatus.choices, required=False)
     priority = serializers.ChoiceField(choices=Priority.choices, required=False)
-    due_before = AwareDateTimeField(required=False, help_text="Due strictly before this instant.")
-    due_after = AwareDateTimeField(required=False, help_text="Due at or after this instant.")
+    due_before = AwareDateTimeField(required=False, help_text="Due strictly before this instant (with an offset).")
+    due_after = AwareDateTimeField(required=False, help_text="Due at or after this instant (with an offset).")
 
     def validate(self, attrs):
         before, after = attrs.get("due_before"), attrs.get("due_after")

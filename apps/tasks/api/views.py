@@ -1,7 +1,6 @@
 """Tasks routes: thin views that parse, call one selector or service, and render."""
 
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
 from apps.core.errors import NotFound
@@ -12,31 +11,6 @@ from apps.tasks import selectors, services
 from apps.tasks.api import serializers as s
 
 TAGS = ["tasks"]
-
-
-def _query(name: str, type=OpenApiTypes.STR, description: str = "", **kwargs) -> OpenApiParameter:
-    return OpenApiParameter(name, type, OpenApiParameter.QUERY, description=description, **kwargs)
-
-
-# The list's query parameters under their wire (camelCase) names; TaskListQuerySerializer validates them.
-LIST_PARAMETERS = [
-    _query(
-        "view",
-        enum=list(s.VIEWS),
-        default="all",
-        description="mine: assigned to me; overdue: open and due before now; due_today: open and due today in the "
-        "practice's timezone (UTC while the practice has none); all: every task.",
-    ),
-    _query("assigneeId", OpenApiTypes.UUID, "Tasks assigned to this member (user id)."),
-    _query("patientId", OpenApiTypes.UUID, "Tasks about this patient."),
-    _query("journeyId", OpenApiTypes.UUID, "Tasks linked to this journey."),
-    _query("status", enum=["open", "completed", "cancelled"]),
-    _query("priority", enum=["low", "normal", "high", "urgent"]),
-    _query("dueBefore", OpenApiTypes.DATETIME, "Due strictly before this instant (with an offset)."),
-    _query("dueAfter", OpenApiTypes.DATETIME, "Due at or after this instant (with an offset)."),
-    _query("limit", OpenApiTypes.INT, "1 to 100.", default=25),
-    _query("offset", OpenApiTypes.INT, "0 to 1000000.", default=0),
-]
 
 
 class TasksView(BaseApiView):
@@ -57,7 +31,7 @@ class TaskListView(TasksView):
     @extend_schema(
         tags=TAGS,
         operation_id="tasks_list",
-        parameters=LIST_PARAMETERS,
+        parameters=[s.TaskListQuerySerializer],
         responses={200: s.TaskPageSerializer},
         summary="List tasks: views mine / overdue / due today / all, filters, offset paging",
         description="Sorted by due date (undated last), then creation. Filters are ANDed with the view. "

@@ -1,7 +1,6 @@
 """GET /today: the signed-in member's day in one request. The live socket (/today/ws) is in apps.today.consumers."""
 
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
@@ -38,7 +37,12 @@ with 4403."""
 
 
 class TodayQuerySerializer(StrictSerializer):
-    limit = serializers.IntegerField(min_value=1, max_value=selectors.MAX_LIMIT, default=selectors.DEFAULT_LIMIT)
+    limit = serializers.IntegerField(
+        min_value=1,
+        max_value=selectors.MAX_LIMIT,
+        default=selectors.DEFAULT_LIMIT,
+        help_text="Rows per section; each section carries its total.",
+    )
 
 
 class TodayView(BaseApiView):
@@ -57,15 +61,7 @@ class TodayView(BaseApiView):
     @extend_schema(
         tags=["today"],
         operation_id="today_read",
-        parameters=[
-            OpenApiParameter(
-                "limit",
-                OpenApiTypes.INT,
-                OpenApiParameter.QUERY,
-                description=f"Rows per section, 1 to {selectors.MAX_LIMIT}; each section carries its total.",
-                default=selectors.DEFAULT_LIMIT,
-            )
-        ],
+        parameters=[TodayQuerySerializer],
         responses={200: s.TodaySerializer},
         summary="My day: my tasks due and overdue, today's appointments, new leads, journeys needing action",
         description="One request, a fixed number of queries. Today is the practice's calendar day (its timezone; "
