@@ -8,7 +8,8 @@ Stock daphne (Twisted's HTTP channel underneath) has three behaviours this servi
   authentication applied (and daphne never reads `request.args`). Parsing is switched off here: Django parses a body
   only after the route's body cap (core.middleware.BodySizeLimitMiddleware) has accepted it.
 - A request it cannot parse (a malformed request line, header or chunked body) got a bare `HTTP/1.1 400` with no
-  headers and no body, and a request line or header over 16 KiB had its connection closed with no answer at all.
+  headers and no body, daphne's own refusals (a header name or query it cannot decode, an application that crashed
+  or timed out) an HTML page, and a request line or header over 16 KiB had its connection closed with no answer at all.
   Every such answer is the JSON envelope here, with 414 for a long request line and 431 for long headers.
 - Its access log wrote each request's query string, where searches carry patients' names, e-mails and phones; the
   log here keeps the path and drops the query.
@@ -137,6 +138,20 @@ class UnparsedBodyRequest(WebRequest):
             self.channel._refuse(payload_too_large(self._max_body_bytes))
             length = 0  # nothing of it will be read: the connection is closing
         super().gotLength(length)
+
+    # daphne's own answers (an invalid header, path or query; the application crashed or did not answer in time).
+    BASIC_ERROR_CODES = {400: "BAD_REQUEST", 500: "INTERNAL_ERROR", 503: "SERVICE_UNAVAILABLE"}
+
+    def basic_error(self, status, status_text, body):
+        """daphne writes these as an HTML page; here they are the envelope like every other error."""
+        payload = json.dumps(
+            {"code": self.BASIC_ERROR_CODES.get(status, f"HTTP_{status}"), "message": body, "details": {}}
+        ).encode()
+        headers = [(b"Content-Type", b"application/json"), (b"Content-Length", str(len(payload)).encode())]
+        if status == 503:
+            headers.append((b"Retry-After", b"5"))
+        self.handle_reply({"type": "http.response.start", "status": status, "headers": headers})
+        self.handle_reply({"type": "http.response.body", "body": payload})
 
     def handleContentChunk(self, data):
         self._body_bytes += len(data)
