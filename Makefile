@@ -29,13 +29,14 @@ run: ## Start web (daphne), celery worker and beat on http://localhost:PORT (def
 	@bash scripts/ensure-services.sh
 	@bash scripts/run.sh
 
-test: ## Lint, format check, migrations check, then pytest (PYTEST_ARGS=...)
+test: ## Lint, format check, migrations check, layer contract (lint-imports), then pytest (PYTEST_ARGS=...)
 	@bash scripts/ensure-venv.sh
 	@bash scripts/ensure-services.sh
 	@bash scripts/ensure-browser.sh
 	$(RUFF) check .
 	$(RUFF) format --check .
 	DJANGO_SETTINGS_MODULE=config.settings.test $(MANAGE) makemigrations --check --dry-run
+	$(VENV)/bin/lint-imports --no-logo
 	$(VENV)/bin/pytest $(if $(PYTEST_ARGS),$(PYTEST_ARGS),--ignore=tests/fuzz)
 	@# The schemathesis gate runs without xdist: under xdist a failing operation among many does not fail the run.
 	$(if $(PYTEST_ARGS),,$(VENV)/bin/pytest -n 0 tests/fuzz)

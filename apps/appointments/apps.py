@@ -8,7 +8,7 @@ class AppointmentsConfig(AppConfig):
 
     def ready(self):
         from apps.appointments import services
-        from apps.patients import hooks
+        from apps.patients.public import on_erase, on_merge
 
-        hooks.on_erase(services.appointments_erase_for_patients)
-        hooks.on_merge(services.appointments_repoint_to_survivor)
+        on_erase(services.appointments_erase_for_patients)
+        on_merge(services.appointments_repoint_to_survivor)

@@ -7,7 +7,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from apps.appointments.models import BLOCKING_STATUSES, MAX_LENGTH, Appointment, AppointmentStatus, WorkingHours
-from apps.tasks.selectors import practice_timezone
+from apps.tasks.public import practice_timezone
 
 APPOINTMENT_RELATED = ("patient", "practitioner", "location", "treatment")
 # What an appointment row shows of its relations (AppointmentSerializer); the patient table is wide.

@@ -20,9 +20,7 @@ from apps.appointments.models import ACTIVE_STATUSES, MAX_LENGTH, Appointment, A
 from apps.core.errors import NotFound, ValidationFailed
 from apps.core.naming import to_camel
 from apps.events.services import Actor, emit
-from apps.patients.errors import PatientMerged
-from apps.patients.hooks import repoint_rows_to_survivor
-from apps.patients.services import timeline_record
+from apps.patients.public import PatientMerged, repoint_rows_to_survivor, timeline_record
 
 NO_DOUBLE_BOOKING = "appointments_no_double_booking"
 DEADLOCK_DETECTED = "40P01"  # SQLSTATE of a transaction PostgreSQL aborted to break a deadlock

@@ -8,7 +8,9 @@ class CaptureConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.capture import services
-        from apps.patients import hooks
+        from apps.capture.renderers import embed_touches, embed_touches_field
+        from apps.patients.public import PatientEmbed, on_erase, on_merge, register_patient_embed
 
-        hooks.on_erase(services.erase_captures_of_patients)
-        hooks.on_merge(services.repoint_captures_to_survivor)
+        on_erase(services.erase_captures_of_patients)
+        on_merge(services.repoint_captures_to_survivor)
+        register_patient_embed(PatientEmbed(name="touches", field=embed_touches_field, render=embed_touches))

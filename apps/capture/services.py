@@ -25,11 +25,20 @@ from apps.capture.fields import CLICK_IDS, UTM_FIELDS, Interpreted, interpret, p
 from apps.capture.models import AttributionTouch, CaptureAttachment, CaptureForm, CaptureSubmission, IntakeReviewItem
 from apps.core import crypto
 from apps.core.errors import ValidationFailed
-from apps.journeys.models import Journey, JourneyStatus, Treatment
-from apps.journeys.services import journey_create, treatment_ensure_builtin
-from apps.patients.hooks import ErasureResult
-from apps.patients.models import Activity, LeadSource, Location, MarketingConsent, Patient, digits_of
-from apps.patients.services import consent_record, patient_create, patient_update, timeline_record
+from apps.journeys.public import Journey, JourneyStatus, Treatment, journey_create, treatment_ensure_builtin
+from apps.patients.public import (
+    Activity,
+    ErasureResult,
+    LeadSource,
+    Location,
+    MarketingConsent,
+    Patient,
+    consent_record,
+    digits_of,
+    patient_create,
+    patient_update,
+    timeline_record,
+)
 
 logger = logging.getLogger("apps.capture")
 

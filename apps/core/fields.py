@@ -1,5 +1,6 @@
 """Serializer fields shared by every area: the spec's UUID pattern, and ids resolved inside the request's practice."""
 
+from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -58,3 +59,32 @@ class TenantRelatedField(serializers.Field):
 
     def to_representation(self, value):
         return str(value.pk if hasattr(value, "pk") else value)
+
+
+class AwareDateTimeField(serializers.DateTimeField):
+    """An ISO 8601 date-time that names its offset (Z or ±hh:mm): a wall-clock time alone is ambiguous."""
+
+    default_error_messages = {"naive": "must include a timezone offset (Z or ±hh:mm)"}
+
+    def to_internal_value(self, value):
+        if isinstance(value, str):
+            try:
+                parsed = parse_datetime(value.strip())
+            except ValueError:
+                parsed = None
+            if parsed is not None and parsed.tzinfo is None:
+                self.fail("naive")
+        elif not isinstance(value, str):
+            self.fail("invalid", format="ISO 8601 with an offset")
+        return super().to_internal_value(value)
+
+
+class TextField(serializers.CharField):
+    """A JSON string: numbers and booleans are not silently turned into text."""
+
+    default_error_messages = {"type": "must be a string"}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("type")
+        return super().to_internal_value(data)

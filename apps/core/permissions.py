@@ -12,6 +12,7 @@ practice and team management) set `browser_session_only`.
 
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
+from apps.core.access import access_backend
 from apps.core.errors import BrowserSessionRequired, InsufficientScope, NotAuthenticated, PermissionDenied
 
 # The caller's own identity (sign-out, /auth/me, /user/*): authenticated, no practice permission involved.
@@ -91,8 +92,6 @@ class DeclaredAccess(BasePermission):
         if permission == AUTHENTICATED:
             return True
         membership = view.resolve_membership(request)
-        from apps.accounts.roles import role_has_permission
-
-        if not role_has_permission(membership.role, permission):
+        if not access_backend().role_has_permission(membership.role, permission):
             raise PermissionDenied(details={"permission": permission})
         return True

@@ -32,3 +32,10 @@ def offset_page_serializer(item_serializer: type[serializers.Serializer], ref_na
         "Meta": type("Meta", (), {"ref_name": ref_name}),
     }
     return type(f"{ref_name}Serializer", (serializers.Serializer,), fields)
+
+
+class NonEmptyPatchSerializer(StrictSerializer):
+    def validate(self, attrs):
+        if not attrs:
+            raise serializers.ValidationError("send at least one field to change")
+        return attrs

@@ -8,6 +8,7 @@ organization themselves.
 from djangorestframework_camel_case.util import underscoreize
 from rest_framework.views import APIView
 
+from apps.core.access import access_backend
 from apps.core.errors import NoOrganization, NotFound, ValidationFailed
 from apps.core.limits import API_CREDENTIAL_LIMIT
 from apps.core.naming import to_camel
@@ -59,9 +60,7 @@ class BaseApiView(APIView):
     def organization_choice(self, request):
         """The practice this request acts in (may be none for account routes); resolved once."""
         if self._choice is None:
-            from apps.accounts.selectors import resolve_organization
-
-            self._choice = resolve_organization(
+            self._choice = access_backend().resolve_organization(
                 user=request.user,
                 credential=request.auth,
                 header=request.headers.get("X-Organization-ID"),
@@ -121,7 +120,6 @@ class BaseApiView(APIView):
         choice = self._choice
         credential = getattr(request, "_auth", None)
         if choice is not None and choice.membership is not None and credential and not credential.is_machine:
-            from apps.accounts.selectors import access_generation
-
-            response[ACCESS_GENERATION_HEADER] = f"{choice.organization.id}:{access_generation(choice.membership)}"
+            generation = access_backend().access_generation(choice.membership)
+            response[ACCESS_GENERATION_HEADER] = f"{choice.organization.id}:{generation}"
         return response

@@ -33,9 +33,7 @@ from apps.journeys.models import (
     StageKind,
     Treatment,
 )
-from apps.patients.errors import PatientMerged
-from apps.patients.models import Activity
-from apps.patients.services import timeline_record
+from apps.patients.public import Activity, PatientMerged, timeline_record
 
 
 def _save_unique(instance, error_class):

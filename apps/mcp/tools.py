@@ -21,7 +21,7 @@ from apps.core.credentials import Credential
 from apps.core.errors import ApiError, ValidationFailed
 from apps.core.limits import API_CREDENTIAL_LIMIT
 from apps.mcp import dispatch, operations
-from apps.oauth import authentication as oauth
+from apps.oauth import public as oauth
 
 SEARCH_PAGE = 10
 WRITE_SCOPES_SUFFIX = ".write"
@@ -287,7 +287,7 @@ class Session:
             return self.credential
         if not isinstance(practice, str):
             raise ValidationFailed.for_field("practice", "must be an organizationId from GET /partner/practices")
-        from apps.partners.selectors import practice_credential
+        from apps.partners.public import practice_credential
 
         return practice_credential(user=self.user, credential=self.credential, practice_id=practice)
 

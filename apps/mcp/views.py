@@ -17,8 +17,7 @@ from apps.accounts.authentication import OAUTH_ACCESS_PREFIX, bearer_token
 from apps.core.errors import ApiError, AuthUnavailable, NotAuthenticated, bearer_challenge
 from apps.core.views import BaseApiView
 from apps.mcp import tools
-from apps.oauth import authentication as oauth
-from apps.oauth import connections
+from apps.oauth import public as oauth
 
 logger = logging.getLogger("apps.mcp")
 
@@ -95,7 +94,7 @@ class McpView(BaseApiView):
             return response
         except NotAuthenticated as exc:
             return _unauthorized(exc.message, details=exc.details)
-        connections.touch(token.connection_id)  # GET /connected-apps shows when the app was last used, as for REST
+        oauth.connection_touch(token.connection_id)  # GET /connected-apps shows when the app was last used, as for REST
         try:
             message = json.loads(django_request.body)
         except (ValueError, UnicodeDecodeError):

@@ -49,7 +49,7 @@ def connect(*, user, application, organization, scopes: list[str]) -> Connection
 def disconnect(connection: Connection) -> None:
     """Revoke the connection and every token it holds; its webhook endpoints are archived (their queued
     deliveries fail). Takes effect on the connection's next request."""
-    from apps.webhooks.services import endpoints_archive_for_connection
+    from apps.webhooks.public import endpoints_archive_for_connection
 
     now = timezone.now()
     with transaction.atomic():

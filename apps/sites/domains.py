@@ -4,7 +4,7 @@ import hashlib
 import re
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from apps.capture.fields import ATTRIBUTION_FIELDS
+from apps.capture.public import ATTRIBUTION_FIELDS
 
 MAX_DOMAINS = 50
 _LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")

@@ -14,9 +14,7 @@ from django.conf import settings
 from django.http import HttpResponse
 from django.template.loader import render_to_string
 
-from apps.capture.fields import CLICK_IDS, UTM_FIELDS, interpret
-from apps.capture.models import CaptureForm
-from apps.capture.services import form_token
+from apps.capture.public import CLICK_IDS, UTM_FIELDS, CaptureForm, form_token, interpret
 from apps.core.browser_pages import wants_html
 from apps.sites.fields import FORM_PAGE_FIELDS, MAX_LENGTHS
 

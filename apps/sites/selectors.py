@@ -2,7 +2,7 @@
 
 from django.db.models import Count, Q
 
-from apps.capture.models import CaptureForm
+from apps.capture.public import CaptureForm
 from apps.sites.models import FormDiscovery, Website, WebsiteForm
 
 MAX_SITE_KEY = 100

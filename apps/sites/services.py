@@ -7,7 +7,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
-from apps.capture.models import CaptureForm
+from apps.capture.public import CaptureForm
 from apps.sites.domains import page_digest
 from apps.sites.errors import SiteArchived
 from apps.sites.models import FormDiscovery, Website, WebsiteForm

@@ -7,8 +7,8 @@ class TasksConfig(AppConfig):
     verbose_name = "Tasks"
 
     def ready(self):
-        from apps.patients import hooks
+        from apps.patients.public import on_erase, on_merge
         from apps.tasks import services
 
-        hooks.on_erase(services.tasks_erase_for_patients)
-        hooks.on_merge(services.tasks_repoint_to_survivor)
+        on_erase(services.tasks_erase_for_patients)
+        on_merge(services.tasks_repoint_to_survivor)

@@ -14,10 +14,7 @@ from apps.accounts.models import Membership
 from apps.core.errors import NotFound, ValidationFailed
 from apps.core.naming import to_camel as camel
 from apps.events.services import Actor, emit
-from apps.patients.errors import PatientMerged
-from apps.patients.hooks import repoint_rows_to_survivor
-from apps.patients.models import Activity
-from apps.patients.services import timeline_record
+from apps.patients.public import Activity, PatientMerged, repoint_rows_to_survivor, timeline_record
 from apps.tasks.errors import TaskTransitionNotAllowed
 from apps.tasks.models import Task, TaskStatus
 

@@ -11,13 +11,10 @@ from datetime import date, datetime, time, timedelta
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from apps.appointments.models import ACTIVE_STATUSES, Appointment
-from apps.appointments.selectors import appointments_between
-from apps.journeys.models import Journey, JourneyStatus
-from apps.journeys.selectors import journey_rows
-from apps.patients.models import Patient, Status
-from apps.tasks.models import Task, TaskStatus
-from apps.tasks.selectors import practice_timezone, today_bounds
+from apps.appointments.public import ACTIVE_STATUSES, Appointment, appointments_between
+from apps.journeys.public import Journey, JourneyStatus, journey_rows
+from apps.patients.public import Patient, Status
+from apps.tasks.public import Task, TaskStatus, practice_timezone, today_bounds
 
 # Rows per section: the first ones of each list, with its total (the full lists have their own routes).
 DEFAULT_LIMIT = 20

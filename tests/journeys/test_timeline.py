@@ -6,8 +6,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from apps.events.models import Event
+from apps.journeys import renderers as journey_renderers
 from apps.journeys.models import Journey
-from apps.patients.api import serializers as patient_serializers
 from apps.patients.models import Activity
 from tests.factories import PatientFactory
 from tests.helpers import assert_error
@@ -142,7 +142,7 @@ def test_embed_journeys_is_bounded_and_reads_no_row_twice(api, owner, setup, mon
         assert len(api.get(f"/patients/{patient.id}", {"embed": "journeys"}).json()["journeys"]) == 5
     assert len(five) == len(one)
 
-    monkeypatch.setattr(patient_serializers, "EMBED_JOURNEYS_LIMIT", 2)
+    monkeypatch.setattr(journey_renderers, "EMBED_JOURNEYS_LIMIT", 2)
     bounded = api.get(f"/patients/{patient.id}", {"embed": "journeys"}).json()["journeys"]
     assert [j["id"] for j in bounded] == ids[::-1][:2]
 

@@ -11,14 +11,11 @@ from rest_framework.response import Response
 from apps.accounts import selectors, services, two_factor, user_sessions
 from apps.accounts.api import serializers as s
 from apps.accounts.errors import InvalidCredentials
+from apps.accounts.limits import SIGN_IN_LIMIT, SIGN_UP_LIMIT
 from apps.core.errors import OrganizationAmbiguous, UpgradeRequired
-from apps.core.limits import MinuteWindowLimit
 from apps.core.pagination import NewestFirstCursorPagination
 from apps.core.permissions import ACCOUNT_AREA, AUTHENTICATED
 from apps.core.views import BaseApiView
-
-SIGN_IN_LIMIT = MinuteWindowLimit("auth.sign-in", rate=lambda: settings.SVC_SIGN_IN_RATE)
-SIGN_UP_LIMIT = MinuteWindowLimit("auth.sign-up", rate=lambda: settings.SVC_SIGN_UP_RATE)
 
 
 def signed_in(request, user) -> Response:

@@ -6,47 +6,18 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.appointments.models import AppointmentStatus, AppointmentType
-from apps.core.fields import UUID_LIST_SCHEMA, StrictUUIDField, TenantRelatedField
-from apps.core.serializers import OffsetQuerySerializer, StrictSerializer, offset_page_serializer
-from apps.journeys.api.serializers import JourneyPatientSerializer, JourneyTreatmentSerializer, NonEmptyPatchSerializer
-from apps.journeys.models import Journey, Treatment
-from apps.patients.models import Location, Patient, Practitioner
-from apps.tasks.api.serializers import AwareDateTimeField, TextField
+from apps.appointments.renderers import AppointmentSerializer
+from apps.core.fields import UUID_LIST_SCHEMA, AwareDateTimeField, StrictUUIDField, TenantRelatedField, TextField
+from apps.core.serializers import (
+    NonEmptyPatchSerializer,
+    OffsetQuerySerializer,
+    StrictSerializer,
+    offset_page_serializer,
+)
+from apps.journeys.public import Journey, Treatment
+from apps.patients.public import Location, Patient, Practitioner
 
 SETTABLE_STATUSES = [s for s in AppointmentStatus.values if s != AppointmentStatus.CANCELLED]
-
-
-class NamedRecordSerializer(serializers.Serializer):
-    id = serializers.UUIDField()
-    name = serializers.CharField()
-
-    class Meta:
-        ref_name = "NamedRecord"
-
-
-class AppointmentSerializer(serializers.Serializer):
-    id = serializers.UUIDField()
-    patient_id = serializers.UUIDField()
-    patient = JourneyPatientSerializer()
-    practitioner_id = serializers.UUIDField()
-    practitioner = NamedRecordSerializer()
-    location_id = serializers.UUIDField(allow_null=True)
-    location = NamedRecordSerializer(allow_null=True)
-    treatment_id = serializers.UUIDField(allow_null=True)
-    treatment = JourneyTreatmentSerializer(allow_null=True)
-    journey_id = serializers.UUIDField(allow_null=True)
-    appointment_type = serializers.ChoiceField(choices=AppointmentType.choices)
-    starts_at = serializers.DateTimeField()
-    ends_at = serializers.DateTimeField()
-    status = serializers.ChoiceField(choices=AppointmentStatus.choices)
-    status_changed_at = serializers.DateTimeField(allow_null=True)
-    cancel_reason = serializers.CharField(help_text="Empty unless cancelled with a reason.")
-    notes = serializers.CharField(help_text="For the team; never sent in events.")
-    created_at = serializers.DateTimeField()
-    updated_at = serializers.DateTimeField()
-
-    class Meta:
-        ref_name = "Appointment"
 
 
 AppointmentPageSerializer = offset_page_serializer(AppointmentSerializer, "AppointmentPage")

@@ -11,9 +11,9 @@ from apps.core.errors import NotFound, ValidationFailed
 from apps.core.pagination import offset_page
 from apps.core.renderers import CamelCaseJSONRenderer
 from apps.core.views import BaseApiView
-from apps.journeys.models import Treatment
-from apps.patients.models import Practitioner
-from apps.tasks.selectors import practice_timezone
+from apps.journeys.public import Treatment
+from apps.patients.public import Practitioner
+from apps.tasks.public import practice_timezone
 
 APPOINTMENTS = ["appointments"]
 CALENDAR = ["calendar"]

@@ -5,8 +5,8 @@ from apps.capture.fields import ATTRIBUTION_FIELDS, DEFAULT_FIELDS, MAX_FIELD_NA
 from apps.capture.models import CaptureForm, CaptureSubmission, IntakeReviewItem
 from apps.core.fields import StrictUUIDField, TenantRelatedField
 from apps.core.serializers import OffsetQuerySerializer, StrictSerializer, offset_page_serializer
-from apps.journeys.models import Treatment
-from apps.patients.models import LeadSource, Location
+from apps.journeys.public import Treatment
+from apps.patients.public import LeadSource, Location
 
 MAPPING_HELP = (
     "Incoming field name → target. A target is one of the default field names ("
@@ -235,25 +235,3 @@ class ReviewListQuerySerializer(OffsetQuerySerializer):
 
 class ReviewCloseSerializer(StrictSerializer):
     note = serializers.CharField(max_length=1000, required=False, allow_blank=True, default="")
-
-
-class AttributionTouchSerializer(serializers.Serializer):
-    """Where a captured lead came from (GET /patients/{id}?embed=touches), newest first."""
-
-    id = serializers.UUIDField()
-    form_id = serializers.UUIDField(allow_null=True)
-    submission_id = serializers.UUIDField(allow_null=True)
-    utm_source = serializers.CharField()
-    utm_medium = serializers.CharField()
-    utm_campaign = serializers.CharField()
-    utm_term = serializers.CharField()
-    utm_content = serializers.CharField()
-    utm_id = serializers.CharField()
-    click_id_type = serializers.CharField(help_text="gclid, fbclid, msclkid, ttclid, …; blank without one.")
-    click_id = serializers.CharField()
-    landing_url = serializers.CharField()
-    referrer = serializers.CharField()
-    occurred_at = serializers.DateTimeField()
-
-    class Meta:
-        ref_name = "AttributionTouch"

@@ -13,6 +13,7 @@ from apps.capture import selectors, services
 from apps.capture.api import receive
 from apps.capture.api import serializers as s
 from apps.capture.api.wire import MappingJSONParser, MappingJSONRenderer
+from apps.capture.browser_answers import browser_refusal, browser_thanks
 from apps.capture.errors import CaptureNotFound
 from apps.capture.models import CaptureForm, IntakeReviewItem
 from apps.core.errors import ServiceUnavailable
@@ -114,9 +115,7 @@ class CaptureView(BaseApiView):
         else:
             incoming = receive.read_public(request)
         # A browser's form post (the hosted form page) gets a page: the form again when it cannot become a lead.
-        from apps.sites.pages import browser_thanks, hosted_form_refusal
-
-        refusal = hosted_form_refusal(request, self.form, incoming.fields if incoming is not None else None)
+        refusal = browser_refusal(request, self.form, incoming.fields if incoming is not None else None)
         if refusal is not None:
             return refusal
         if incoming is not None:

@@ -7,11 +7,12 @@ from rest_framework import serializers
 
 from apps.accounts.models import Membership
 from apps.core.fields import UUID_SCHEMA, StrictUUIDField, TenantRelatedField
-from apps.core.serializers import StrictSerializer, offset_page_serializer
+from apps.core.serializers import NonEmptyPatchSerializer, StrictSerializer, offset_page_serializer
 from apps.core.uuids import parse_uuid
 from apps.journeys.currencies import ISO_4217
 from apps.journeys.models import JourneyStatus, Pipeline, Stage, StageKind, Treatment
-from apps.patients.models import Patient
+from apps.journeys.renderers import JourneySerializer
+from apps.patients.public import Patient
 
 
 class CurrencyField(serializers.CharField):
@@ -25,13 +26,6 @@ class CurrencyField(serializers.CharField):
         if value not in ISO_4217:
             self.fail("currency")
         return value
-
-
-class NonEmptyPatchSerializer(StrictSerializer):
-    def validate(self, attrs):
-        if not attrs:
-            raise serializers.ValidationError("send at least one field to change")
-        return attrs
 
 
 class PageQuerySerializer(StrictSerializer):
@@ -237,62 +231,6 @@ class MemberField(serializers.Field):
 
     def to_representation(self, value):
         return str(value.pk)
-
-
-class JourneyStageSerializer(serializers.Serializer):
-    id = serializers.UUIDField()
-    name = serializers.CharField()
-    kind = serializers.CharField()
-    archived = serializers.SerializerMethodField()
-
-    class Meta:
-        ref_name = "JourneyStage"
-
-    def get_archived(self, stage) -> bool:
-        return stage.archived_at is not None
-
-
-class JourneyTreatmentSerializer(serializers.Serializer):
-    id = serializers.UUIDField()
-    name = serializers.CharField()
-
-    class Meta:
-        ref_name = "JourneyTreatment"
-
-
-class JourneyPatientSerializer(serializers.Serializer):
-    id = serializers.UUIDField()
-    first_name = serializers.CharField()
-    last_name = serializers.CharField()
-
-    class Meta:
-        ref_name = "JourneyPatient"
-
-
-class JourneySerializer(serializers.Serializer):
-    id = serializers.UUIDField()
-    patient_id = serializers.UUIDField()
-    patient = JourneyPatientSerializer()
-    treatment_id = serializers.UUIDField()
-    treatment = JourneyTreatmentSerializer()
-    pipeline_id = serializers.UUIDField()
-    stage_id = serializers.UUIDField()
-    stage = JourneyStageSerializer()
-    status = serializers.ChoiceField(choices=JourneyStatus.choices)
-    estimated_value = serializers.DecimalField(max_digits=12, decimal_places=2, help_text="Decimal string.")
-    currency = serializers.CharField()
-    assignee_id = serializers.UUIDField(allow_null=True, help_text="A member's user id.")
-    source = serializers.CharField()
-    lost_reason = serializers.CharField(help_text="Empty unless lost.")
-    stage_entered_at = serializers.DateTimeField()
-    won_at = serializers.DateTimeField(allow_null=True)
-    lost_at = serializers.DateTimeField(allow_null=True)
-    reopened_at = serializers.DateTimeField(allow_null=True)
-    created_at = serializers.DateTimeField()
-    updated_at = serializers.DateTimeField()
-
-    class Meta:
-        ref_name = "Journey"
 
 
 JourneyPageSerializer = offset_page_serializer(JourneySerializer, "JourneyPage")

@@ -5,11 +5,10 @@ import json
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from apps.capture.api.serializers import AttributionTouchSerializer
 from apps.core.fields import UUID_LIST_SCHEMA, StrictUUIDField, TenantRelatedField
 from apps.core.serializers import OffsetQuerySerializer, StrictSerializer
-from apps.journeys.api.serializers import JourneySerializer
 from apps.patients import selectors
+from apps.patients.embeds import patient_embed
 from apps.patients.models import (
     SETTABLE_STATUSES,
     Activity,
@@ -23,12 +22,12 @@ from apps.patients.models import (
     PriceList,
     Status,
 )
+from apps.patients.renderers import PatientListItemSerializer, TagSerializer
 
 MAX_FILTERS_LENGTH = 4000
 MAX_BULK_IDS = 500
 MAX_BULK_TAGS = 20
 EXPORT_ROW_CAP = 10_000
-EMBED_JOURNEYS_LIMIT = 50
 
 
 # --- patient payload ---------------------------------------------------------------------------------------------
@@ -107,65 +106,12 @@ class PatientUpdateSerializer(PatientWriteSerializer):
 # --- patient output ----------------------------------------------------------------------------------------------
 
 
-class TagSerializer(serializers.Serializer):
-    id = serializers.UUIDField(read_only=True)
-    name = serializers.CharField(min_length=1, max_length=64)
-    color = serializers.RegexField(r"^#[0-9a-fA-F]{6}$", required=False, allow_blank=True, default="")
-    created_at = serializers.DateTimeField(read_only=True)
-
-    class Meta:
-        ref_name = "Tag"
-
-
 class TagWriteSerializer(StrictSerializer):
     name = serializers.CharField(min_length=1, max_length=64)
     color = serializers.RegexField(r"^#[0-9a-fA-F]{6}$", required=False, allow_blank=True)
 
     class Meta:
         ref_name = "TagWrite"
-
-
-_LIST_FIELDS = (
-    "id",
-    "first_name",
-    "last_name",
-    "preferred_name",
-    "title",
-    "email",
-    "phone_mobile",
-    "status",
-    "date_of_birth",
-    "city",
-    "location_id",
-    "lead_source_id",
-    "contact_attempts",
-    "sms_opt_out",
-    "email_opt_out",
-    "whatsapp_opt_out",
-    "archived_at",
-    "merged_into_id",
-    "created_at",
-    "updated_at",
-)
-
-
-class PatientListItemSerializer(serializers.ModelSerializer):
-    merged_into_patient_id = serializers.UUIDField(source="merged_into_id", allow_null=True, read_only=True)
-    location_id = serializers.UUIDField(allow_null=True, read_only=True)
-    lead_source_id = serializers.UUIDField(allow_null=True, read_only=True)
-    tags = TagSerializer(many=True, read_only=True, required=False, help_text="Present with embed=tags.")
-
-    class Meta:
-        model = Patient
-        ref_name = "PatientListItem"
-        fields = [f for f in _LIST_FIELDS if f != "merged_into_id"] + ["merged_into_patient_id", "tags"]
-
-    def get_fields(self):
-        fields = super().get_fields()
-        # Without embed=tags the field is left out, so no row reads its tags (no query per row).
-        if self.context.get("embed_tags") is False:
-            fields.pop("tags")
-        return fields
 
 
 class PatientSerializer(serializers.ModelSerializer):
@@ -292,10 +238,6 @@ class PatientDetailSerializer(PatientSerializer):
     exist; the keys appear only when embedded."""
 
     timeline = TimelinePageSerializer(required=False)
-    journeys = JourneySerializer(
-        many=True, required=False, help_text=f"The patient's journeys, newest first (at most {EMBED_JOURNEYS_LIMIT})."
-    )
-    touches = AttributionTouchSerializer(many=True, required=False, help_text="Capture attribution, newest first.")
     pms = serializers.DictField(required=False, allow_null=True)
     deposits = serializers.ListField(child=serializers.DictField(), required=False)
     referral = serializers.DictField(required=False, allow_null=True)
@@ -306,18 +248,28 @@ class PatientDetailSerializer(PatientSerializer):
         fields = [
             *PatientSerializer.Meta.fields,
             "timeline",
-            "journeys",
-            "touches",
             "pms",
             "deposits",
             "referral",
             "marketing",
         ]
 
+    def get_fields(self):
+        # journeys and touches are described by the areas that answer them (apps.patients.embeds), in EMBEDS order.
+        fields = super().get_fields()
+        ordered = {name: field for name, field in fields.items() if name not in EMBEDS}
+        for name in EMBEDS:
+            embed = patient_embed(name)
+            if name in fields:
+                ordered[name] = fields[name]
+            elif embed is not None:
+                ordered[name] = embed.field()
+        return ordered
+
     def to_representation(self, instance):
         data = super().to_representation(instance)
         embedded = self.context.get("embedded", {})
-        for key in ("timeline", "journeys", "touches", "pms", "deposits", "referral", "marketing"):
+        for key in EMBEDS:
             if key in embedded:
                 data[key] = embedded[key]
             else:

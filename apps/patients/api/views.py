@@ -14,17 +14,14 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
 from apps.accounts.roles import role_has_permission
-from apps.capture import selectors as capture_selectors
-from apps.capture.api.serializers import AttributionTouchSerializer
 from apps.core.errors import PermissionDenied
 from apps.core.naming import to_snake
 from apps.core.pagination import NewestFirstCursorPagination, offset_page
 from apps.core.renderers import CamelCaseJSONRenderer
 from apps.core.views import BaseApiView
-from apps.journeys import selectors as journey_selectors
-from apps.journeys.api.serializers import JourneySerializer
 from apps.patients import selectors, services
 from apps.patients.api import serializers as s
+from apps.patients.embeds import patient_embed
 from apps.patients.errors import ExportTooLarge
 from apps.patients.models import Location, Patient, PatientTag, SavedView, Tag
 
@@ -239,16 +236,11 @@ class PatientView(PatientsView):
                 "items": s.ActivitySerializer(page, many=True).data,
                 "next_cursor": paginator.get_next_cursor_token(),
             }
-        if name == "journeys":
-            journeys = journey_selectors.journeys_of_patient(
-                organization=self.organization, patient_id=patient.id, limit=s.EMBED_JOURNEYS_LIMIT
-            )
-            return JourneySerializer(journeys, many=True).data
         if name == "marketing":
             return _marketing_summary(self.organization, patient)
-        if name == "touches":
-            touches = capture_selectors.touches_of_patient(organization=self.organization, patient_id=patient.id)
-            return AttributionTouchSerializer(touches, many=True).data
+        embed = patient_embed(name)  # journeys, touches: registered by their areas (apps.patients.embeds)
+        if embed is not None:
+            return embed.render(organization=self.organization, patient=patient)
         # Areas not built yet: deposits answer an empty list; pms and referral null.
         return [] if name == "deposits" else None
 

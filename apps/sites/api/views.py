@@ -10,8 +10,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.response import Response
 
-from apps.capture import selectors as capture_selectors
-from apps.capture.services import form_token
+from apps.capture.public import form_for_token, form_token
 from apps.core.errors import NotFound
 from apps.core.limits import MinuteWindowLimit, TokenBucketLimit
 from apps.core.pagination import offset_page
@@ -196,7 +195,7 @@ class FormPageView(BaseApiView):
         auth=[],
     )
     def get(self, request, token):
-        form = capture_selectors.form_for_token(token)
+        form = form_for_token(token)
         if not pages.form_page_usable(form):
             if request._request.get_preferred_type(["text/html", "application/json"]) == "application/json":
                 raise NotFound("No such form page.")

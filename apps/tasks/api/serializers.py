@@ -1,43 +1,14 @@
 """Wire shapes of the tasks area (camelCase on the wire; snake_case here)."""
 
-from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 
-from apps.core.fields import StrictUUIDField, TenantRelatedField
+from apps.core.fields import AwareDateTimeField, StrictUUIDField, TenantRelatedField, TextField
 from apps.core.serializers import OffsetQuerySerializer, StrictSerializer, offset_page_serializer
-from apps.journeys.models import Journey
-from apps.patients.models import Patient
+from apps.journeys.public import Journey
+from apps.patients.public import Patient
 from apps.tasks.models import Priority, TaskStatus
+from apps.tasks.renderers import TaskSerializer
 from apps.tasks.selectors import VIEWS
-
-
-class AwareDateTimeField(serializers.DateTimeField):
-    """An ISO 8601 date-time that names its offset (Z or ±hh:mm): a wall-clock time alone is ambiguous."""
-
-    default_error_messages = {"naive": "must include a timezone offset (Z or ±hh:mm)"}
-
-    def to_internal_value(self, value):
-        if isinstance(value, str):
-            try:
-                parsed = parse_datetime(value.strip())
-            except ValueError:
-                parsed = None
-            if parsed is not None and parsed.tzinfo is None:
-                self.fail("naive")
-        elif not isinstance(value, str):
-            self.fail("invalid", format="ISO 8601 with an offset")
-        return super().to_internal_value(value)
-
-
-class TextField(serializers.CharField):
-    """A JSON string: numbers and booleans are not silently turned into text."""
-
-    default_error_messages = {"type": "must be a string"}
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("type")
-        return super().to_internal_value(data)
 
 
 class TaskWriteSerializer(StrictSerializer):
@@ -74,26 +45,6 @@ class TaskCreateSerializer(TaskWriteSerializer):
 class TaskUpdateSerializer(TaskWriteSerializer):
     class Meta:
         ref_name = "TaskUpdate"
-
-
-class TaskSerializer(serializers.Serializer):
-    id = serializers.UUIDField()
-    title = serializers.CharField()
-    description = serializers.CharField()
-    due_at = serializers.DateTimeField(allow_null=True)
-    priority = serializers.ChoiceField(choices=Priority.choices)
-    status = serializers.ChoiceField(choices=TaskStatus.choices)
-    completed_at = serializers.DateTimeField(allow_null=True)
-    cancelled_at = serializers.DateTimeField(allow_null=True)
-    assignee_id = serializers.UUIDField(allow_null=True)
-    patient_id = serializers.UUIDField(allow_null=True)
-    journey_id = serializers.UUIDField(allow_null=True)
-    created_by_id = serializers.UUIDField(allow_null=True)
-    created_at = serializers.DateTimeField()
-    updated_at = serializers.DateTimeField()
-
-    class Meta:
-        ref_name = "Task"
 
 
 TaskPageSerializer = offset_page_serializer(TaskSerializer, "TaskPage")

@@ -2,10 +2,10 @@
 
 from rest_framework import serializers
 
-from apps.appointments.api.serializers import AppointmentSerializer
-from apps.journeys.api.serializers import JourneySerializer
-from apps.patients.api.serializers import PatientListItemSerializer
-from apps.tasks.api.serializers import TaskSerializer
+from apps.appointments.public import AppointmentSerializer
+from apps.journeys.public import JourneySerializer
+from apps.patients.public import PatientListItemSerializer
+from apps.tasks.public import TaskSerializer
 from apps.today.selectors import NEEDS_ACTION_REASONS
 
 UNREADABLE = "null when the credential may not read {} (an OAuth token without that scope)."

@@ -1,0 +1,45 @@
+"""The patients app's interface to other apps: import from here, never from its other modules or its api/.
+
+What other areas use: the patient models they point at and query, the errors they raise, the timeline, consent and
+patient-writing services, the erasure and merge hook registries (apps.patients.hooks) and the patient-embed registry
+(apps.patients.embeds) they fill in their AppConfig.ready(), and the list-row renderer the Today view shows.
+"""
+
+from apps.patients.embeds import PatientEmbed, register_patient_embed
+from apps.patients.errors import PatientMerged
+from apps.patients.hooks import ErasureResult, on_erase, on_merge, repoint_rows_to_survivor
+from apps.patients.models import (
+    Activity,
+    LeadSource,
+    Location,
+    MarketingConsent,
+    Patient,
+    Practitioner,
+    Status,
+    digits_of,
+)
+from apps.patients.renderers import PatientListItemSerializer
+from apps.patients.services import consent_record, patient_create, patient_update, timeline_record
+
+__all__ = [
+    "Activity",
+    "ErasureResult",
+    "LeadSource",
+    "Location",
+    "MarketingConsent",
+    "Patient",
+    "PatientEmbed",
+    "PatientListItemSerializer",
+    "PatientMerged",
+    "Practitioner",
+    "Status",
+    "consent_record",
+    "digits_of",
+    "on_erase",
+    "on_merge",
+    "patient_create",
+    "patient_update",
+    "register_patient_embed",
+    "repoint_rows_to_survivor",
+    "timeline_record",
+]
