@@ -111,6 +111,10 @@ _IMAGE_CONTENT = {media_type: OpenApiTypes.BINARY for media_type in (media.JPEG,
 def _get_schema(summary: str, types: tuple[str, ...]) -> dict:
     return {
         "summary": summary,
+        "description": "Browser session only. The bytes with their Content-Type, ETag (the quoted SHA-256), "
+        "Cache-Control: private, no-cache, X-Content-Type-Options: nosniff and a sandboxing CSP; a matching "
+        'If-None-Match (also W/"…", lists and *) answers 304. Pictures are served only through this route, never by '
+        "a public URL; none set answers 404.",
         "parameters": [
             OpenApiParameter(
                 "If-None-Match",
@@ -193,7 +197,13 @@ class UserAvatarView(ImageView):
         image = media.avatar_replace(user=request.user, data=read_upload(request, self.rules))
         return Response(ps.StoredImageOutput(image).data)
 
-    @extend_schema(tags=["user"], request=None, responses={200: s.OkOutput}, summary="Remove your avatar")
+    @extend_schema(
+        tags=["user"],
+        request=None,
+        responses={200: s.OkOutput},
+        summary="Remove your avatar",
+        description="Browser session only. The stored file is deleted once the change commits.",
+    )
     def delete(self, request):
         media.avatar_remove(user=request.user)
         return Response({"ok": True})
@@ -220,7 +230,12 @@ class OrganizationLogoView(ImageView):
         return Response(ps.StoredImageOutput(image).data)
 
     @extend_schema(
-        tags=["organization"], request=None, responses={200: s.OkOutput}, summary="Remove the active practice's logo"
+        tags=["organization"],
+        request=None,
+        responses={200: s.OkOutput},
+        summary="Remove the active practice's logo",
+        description="Permission settings:update; browser session only. The stored file is deleted once the change "
+        "commits.",
     )
     def delete(self, request):
         media.logo_remove(organization=self.organization)
