@@ -53,6 +53,8 @@ class UserMeView(AccountView):
         request=ps.UserUpdateInput,
         responses={200: s.UserProfileOutput},
         summary="Change your profile (name); the e-mail address is not changed here",
+        description="Browser session only. Changes name only: email and unknown fields answer 400 VALIDATION_ERROR "
+        "naming them.",
     )
     def patch(self, request):
         data = self.parse_body(ps.UserUpdateInput)
@@ -273,6 +275,8 @@ class UserSessionView(AccountView):
         request=None,
         responses={200: s.OkOutput},
         summary="End one of your sessions (its cookie stops working at once; your own signs you out)",
+        description="Browser session only. The ended session's cookie answers 401 at once; ending the current one "
+        "signs you out. Someone else's session id answers 404.",
     )
     def delete(self, request, id):
         django_request = request._request
