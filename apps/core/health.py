@@ -39,7 +39,12 @@ def _migrations() -> str:
 class RuntimeHealthView(BaseApiView):
     public = True
 
-    @extend_schema(tags=["health"], responses={204: None}, summary="Liveness: the process answers")
+    @extend_schema(
+        tags=["health"],
+        responses={204: None},
+        summary="Liveness: the process answers",
+        description="Public. 204 with no body while the process answers; no dependency is checked.",
+    )
     def get(self, request):
         return HttpResponse(status=204)
 
@@ -51,6 +56,7 @@ class ReadinessView(BaseApiView):
         tags=["health"],
         responses={200: ReadinessOutput, 503: ReadinessOutput},
         summary="Readiness: database, Redis and migrations",
+        description="Public; no practice data. 200 when the database, Redis and migrations are ready, 503 when not.",
     )
     def get(self, request):
         checks = {}

@@ -53,6 +53,8 @@ class UserMeView(AccountView):
         request=ps.UserUpdateInput,
         responses={200: s.UserProfileOutput},
         summary="Change your profile (name); the e-mail address is not changed here",
+        description="Browser session only. Changes name only: email and unknown fields answer 400 VALIDATION_ERROR "
+        "naming them.",
     )
     def patch(self, request):
         data = self.parse_body(ps.UserUpdateInput)
@@ -111,6 +113,10 @@ _IMAGE_CONTENT = {media_type: OpenApiTypes.BINARY for media_type in (media.JPEG,
 def _get_schema(summary: str, types: tuple[str, ...]) -> dict:
     return {
         "summary": summary,
+        "description": "Browser session only. The bytes with their Content-Type, ETag (the quoted SHA-256), "
+        "Cache-Control: private, no-cache, X-Content-Type-Options: nosniff and a sandboxing CSP; a matching "
+        'If-None-Match (also W/"…", lists and *) answers 304. Pictures are served only through this route, never by '
+        "a public URL; none set answers 404.",
         "parameters": [
             OpenApiParameter(
                 "If-None-Match",
@@ -193,7 +199,13 @@ class UserAvatarView(ImageView):
         image = media.avatar_replace(user=request.user, data=read_upload(request, self.rules))
         return Response(ps.StoredImageOutput(image).data)
 
-    @extend_schema(tags=["user"], request=None, responses={200: s.OkOutput}, summary="Remove your avatar")
+    @extend_schema(
+        tags=["user"],
+        request=None,
+        responses={200: s.OkOutput},
+        summary="Remove your avatar",
+        description="Browser session only. The stored file is deleted once the change commits.",
+    )
     def delete(self, request):
         media.avatar_remove(user=request.user)
         return Response({"ok": True})
@@ -220,7 +232,12 @@ class OrganizationLogoView(ImageView):
         return Response(ps.StoredImageOutput(image).data)
 
     @extend_schema(
-        tags=["organization"], request=None, responses={200: s.OkOutput}, summary="Remove the active practice's logo"
+        tags=["organization"],
+        request=None,
+        responses={200: s.OkOutput},
+        summary="Remove the active practice's logo",
+        description="Permission settings:update; browser session only. The stored file is deleted once the change "
+        "commits.",
     )
     def delete(self, request):
         media.logo_remove(organization=self.organization)
@@ -254,6 +271,8 @@ class UserSessionView(AccountView):
         request=None,
         responses={200: s.OkOutput},
         summary="End one of your sessions (its cookie stops working at once; your own signs you out)",
+        description="Browser session only. The ended session's cookie answers 401 at once; ending the current one "
+        "signs you out. Someone else's session id answers 404.",
     )
     def delete(self, request, id):
         django_request = request._request

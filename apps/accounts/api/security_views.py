@@ -39,7 +39,12 @@ class SensitiveAccountView(BaseApiView):
 
 
 class TwoFactorView(SensitiveAccountView):
-    @extend_schema(tags=["user"], responses={200: s.TwoFactorStatusOutput}, summary="Your two-factor status")
+    @extend_schema(
+        tags=["user"],
+        responses={200: s.TwoFactorStatusOutput},
+        summary="Your two-factor status",
+        description="Browser session only. {enabled, enabledAt, pendingSetupExpiresAt, backupCodesRemaining}.",
+    )
     def get(self, request):
         return Response(s.TwoFactorStatusOutput(two_factor.status(request.user)).data)
 
@@ -66,6 +71,7 @@ class TwoFactorSetupView(SensitiveAccountView):
         request=None,
         responses={200: s.OkOutput},
         summary="Cancel the pending setup (an active authenticator stays)",
+        description="Browser session only. Cancels only the pending setup; an active authenticator keeps working.",
     )
     def delete(self, request):
         two_factor.cancel_setup(request.user)
@@ -78,6 +84,8 @@ class TwoFactorVerifyView(SensitiveAccountView):
         request=s.CodeInput,
         responses={200: s.BackupCodesOutput},
         summary="Activate the pending authenticator with one of its codes; returns new backup codes (shown once)",
+        description="Browser session only. Body {code} from the new authenticator: activates it (replacing an active "
+        "one) and answers {backupCodes}, ten, shown once. The fifth wrong code cancels the pending setup.",
     )
     def post(self, request):
         code = self.parse_body(s.CodeInput).validated_data["code"]
@@ -93,6 +101,8 @@ class TwoFactorDisableView(SensitiveAccountView):
         request=s.TwoFactorDisableInput,
         responses={200: s.OkOutput},
         summary="Turn two-factor off (password and a current code or one unused backup code)",
+        description="Browser session only. Body {password, currentCode}: a current six-digit code or one unused "
+        "backup code.",
     )
     def post(self, request):
         data = self.parse_body(s.TwoFactorDisableInput).validated_data
@@ -106,6 +116,8 @@ class BackupCodesView(SensitiveAccountView):
         request=s.PasswordInput,
         responses={200: s.BackupCodesOutput},
         summary="Replace all backup codes (the old ones stop working); shown once",
+        description="Browser session only. Body {password}. Ten new backup codes, shown once; the old ones stop "
+        "working. Wrong password: 400 INVALID_PASSWORD.",
     )
     def post(self, request):
         password = self.parse_body(s.PasswordInput).validated_data["password"]

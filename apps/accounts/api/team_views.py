@@ -55,6 +55,8 @@ class OrganizationCreateView(BaseApiView):
         request=s.OrganizationCreateInput,
         responses={201: s.OrganizationSummaryOutput},
         summary="Create a practice; you become its owner and it becomes this session's active practice",
+        description="Browser session only. Creates a practice with you as its owner and makes it the session's "
+        "active practice.",
     )
     def post(self, request):
         data = self.parse_body(s.OrganizationCreateInput).validated_data
@@ -74,6 +76,8 @@ class SetActiveOrganizationView(BaseApiView):
         request=s.SetActiveOrganizationInput,
         responses={200: s.ActiveOrganizationOutput},
         summary="Choose the practice this session acts in (session.activeOrganizationId)",
+        description="Browser session only. Body {organizationId}: a practice you belong to, or null to clear the "
+        "choice.",
     )
     def post(self, request):
         organization_id = self.parse_body(s.SetActiveOrganizationInput).validated_data["organization_id"]
@@ -118,6 +122,8 @@ class InvitationListView(BaseApiView):
         tags=["organization"],
         responses={200: s.InvitationOutput(many=True)},
         summary="Invitations of the active practice, newest first (status expired is derived)",
+        description="Permission member:update; browser session only. Newest first, {items, nextCursor} paging until "
+        "null; status is pending, expired, accepted, rejected or canceled.",
     )
     def get(self, request):
         invitations = (
@@ -140,6 +146,8 @@ class CancelInvitationView(BaseApiView):
         request=s.InvitationIdInput,
         responses={200: s.InvitationOutput},
         summary="Withdraw a pending invitation of the active practice",
+        description="Permission member:update (owners, managers); browser session only. Withdraws a pending "
+        "invitation of the active practice; its link stops working.",
     )
     def post(self, request):
         invitation_id = self.parse_body(s.InvitationIdInput).validated_data["invitation_id"]
@@ -299,6 +307,8 @@ class MemberRoleView(MemberWorkspaceView):
         request=s.RoleInput,
         responses={200: s.MemberAccessOutput},
         summary="Change a member's role (only owners grant or take away the owner role; a practice keeps one)",
+        description="Permission member:update; browser session only. Body {role}. Only owners grant or take away the "
+        "owner role; the practice keeps at least one owner: 409 LAST_OWNER. Moves the member's access generation.",
     )
     def put(self, request, user_id):
         role = self.parse_body(s.RoleInput).validated_data["role"]
@@ -313,6 +323,8 @@ class MemberView(MemberViewBase):
         request=None,
         responses={200: s.OkOutput},
         summary="Remove a member from the active practice, or leave it yourself (the last owner stays)",
+        description="Permission member:update, or yourself (leaving). Browser session only. The last owner cannot "
+        "leave or be removed: 409 LAST_OWNER.",
     )
     def delete(self, request, user_id):
         team.member_remove(actor=self.membership, user_id=user_id)

@@ -40,6 +40,9 @@ class SignUpView(BaseApiView):
         request=s.SignUpInput,
         responses={201: s.SignedInOutput},
         summary="Create an account with e-mail and password, and sign in",
+        description="Public. Creates the account and signs in (sets the sessionid and csrftoken cookies). Limited to "
+        "10 per minute per client address (IPv6 by /64): 429 with Retry-After; without Redis the window fails closed "
+        "with 503 SERVICE_UNAVAILABLE.",
     )
     def post(self, request):
         data = s.SignUpInput(data=request.data)
@@ -84,7 +87,13 @@ class SignOutView(BaseApiView):
     scope_area = ACCOUNT_AREA
     browser_session_only = True
 
-    @extend_schema(tags=["auth"], request=None, responses={200: s.OkOutput}, summary="End the browser session")
+    @extend_schema(
+        tags=["auth"],
+        request=None,
+        responses={200: s.OkOutput},
+        summary="End the browser session",
+        description="Browser session only. Ends the session; its cookie answers 401 afterwards.",
+    )
     def post(self, request):
         user_sessions.record_sign_out(request._request)
         logout(request._request)
@@ -101,6 +110,8 @@ class ApiKeyCreateView(BaseApiView):
         request=s.ApiKeyCreateInput,
         responses={201: s.ApiKeyCreatedOutput},
         summary="Create an API key acting as you (the secret is shown once)",
+        description="Browser session only. The key (svc_key_…) acts as you in your practices; only its SHA-256 "
+        "digest is stored and the secret is in this response alone. Send it as Authorization: Bearer.",
     )
     def post(self, request):
         data = s.ApiKeyCreateInput(data=request.data)
@@ -120,6 +131,7 @@ class ApiKeyDeleteView(BaseApiView):
         request=s.ApiKeyDeleteInput,
         responses={200: s.OkOutput},
         summary="Revoke one of your API keys (it stops working at once)",
+        description="Browser session only. Revokes one of your own keys by id; its next request answers 401.",
     )
     def post(self, request):
         data = s.ApiKeyDeleteInput(data=request.data)
@@ -137,6 +149,7 @@ class ApiKeyListView(BaseApiView):
         tags=["user"],
         responses={200: s.ApiKeyOutput(many=True)},
         summary="Your API keys, newest first (display fields only, never the secret)",
+        description="Browser session only. Your keys, newest first, {items, nextCursor} paging until null.",
     )
     def get(self, request):
         paginator = self.pagination_class()
@@ -175,6 +188,10 @@ class MeView(BaseApiView):
             ),
         ],
         summary="Who you are, your active practice, role and workspaces",
+        description="Any credential (API key, OAuth token, browser session). Answers user, "
+        "session.activeOrganizationId and organization {id, name, memberRole, workspaces, defaultWorkspace, "
+        "hideOtherWorkspace, pmsAccess, accessGeneration} (API keys read accessGeneration 0). A mobile client "
+        "(X-Service-Client: mobile/<version>) below the supported floor gets 426 with minimumVersion.",
     )
     def get(self, request):
         check_mobile_floor(request)
@@ -195,6 +212,8 @@ class OrganizationMineView(BaseApiView):
         tags=["organization"],
         responses={200: s.OrganizationListOutput},
         summary="Practices you belong to, with your role in each",
+        description="Browser session only (machine credentials: 403 BROWSER_SESSION_REQUIRED). Every practice you "
+        "belong to, with your role in each.",
     )
     def get(self, request):
         items = [
@@ -215,6 +234,8 @@ class OrganizationActiveView(BaseApiView):
         tags=["organization"],
         responses={200: s.MeOrganizationOutput},
         summary="The practice this session acts in, with your role and workspaces",
+        description="Browser session only (machine credentials: 403 BROWSER_SESSION_REQUIRED). The session's active "
+        "practice with your role and workspaces.",
     )
     def get(self, request):
         body = selectors.auth_me(user=request.user, credential=request.auth, choice=self.organization_choice(request))
@@ -225,7 +246,13 @@ class OrganizationMembersView(BaseApiView):
     permission = "member:read"
     scope_area = "settings"
 
-    @extend_schema(tags=["organization"], responses={200: s.MemberListOutput}, summary="Members of the active practice")
+    @extend_schema(
+        tags=["organization"],
+        responses={200: s.MemberListOutput},
+        summary="Members of the active practice",
+        description="Browser session only (machine credentials: 403 BROWSER_SESSION_REQUIRED). The members of the "
+        "active practice with their roles.",
+    )
     def get(self, request):
         items = [
             {

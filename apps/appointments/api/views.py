@@ -101,7 +101,13 @@ class AppointmentView(AppointmentsView):
     permission = {"GET": "appointment:read", "PATCH": "appointment:update"}
     error_statuses = ("409",)
 
-    @extend_schema(tags=APPOINTMENTS, responses={200: s.AppointmentSerializer}, summary="Read one appointment")
+    @extend_schema(
+        tags=APPOINTMENTS,
+        responses={200: s.AppointmentSerializer},
+        summary="Read one appointment",
+        description="Permission appointment:read. The appointment with its patient, practitioner, location and "
+        "treatment names. Another practice's id answers 404.",
+    )
     def get(self, request, id):
         return Response(s.AppointmentSerializer(self.appointment(id)).data)
 
@@ -263,6 +269,8 @@ class WorkingHoursView(AppointmentsView):
         tags=SCHEDULING,
         responses={200: s.WorkingHoursSerializer},
         summary="A practitioner's regular week of working hours",
+        description="Permission appointment:read. intervals of {weekday (0 = Monday), startTime, endTime, "
+        "locationId?} in the practice's local time.",
     )
     def get(self, request, id):
         practitioner = self.practitioner(id)
@@ -295,7 +303,10 @@ class SchedulingSettingsView(BaseApiView):
         return Response({"timezone": str(practice_timezone(self.organization))})
 
     @extend_schema(
-        tags=["settings"], responses={200: s.SchedulingSettingsSerializer}, summary="The practice's timezone"
+        tags=["settings"],
+        responses={200: s.SchedulingSettingsSerializer},
+        summary="The practice's timezone",
+        description="Permission settings:read. {timezone}: the practice's IANA timezone (UTC until set).",
     )
     def get(self, request):
         return self.render_settings()
@@ -305,6 +316,8 @@ class SchedulingSettingsView(BaseApiView):
         request=s.SchedulingSettingsSerializer,
         responses={200: s.SchedulingSettingsSerializer},
         summary="Set the practice's timezone (IANA name): today, the diary's days and working hours follow it",
+        description="Permission settings:update. {timezone}, an IANA name (for example Europe/Rome); anything else "
+        "answers 400. Today, due-today tasks, the diary's days and working hours follow it.",
     )
     def patch(self, request):
         body = self.parse_body(s.SchedulingSettingsSerializer)

@@ -196,6 +196,8 @@ class FormListView(CaptureFormsView):
         parameters=[s.CaptureFormListQuerySerializer],
         responses={200: s.CaptureFormListSerializer},
         summary="The practice's capture forms (custom endpoints), newest first",
+        description="Permission settings:read. {items, total, limit, offset}; archived forms are left out unless "
+        "includeArchived=true or status=archived.",
     )
     def get(self, request):
         query = self.parse_query(s.CaptureFormListQuerySerializer).validated_data
@@ -208,6 +210,9 @@ class FormListView(CaptureFormsView):
         request=s.CaptureFormWriteSerializer,
         responses={201: s.CaptureFormCreatedSerializer},
         summary="Create a capture form (signed mode: the signing secret is shown once, in this response)",
+        description="Permission settings:update. A form starts parked until its field mapping is confirmed "
+        "(submissions are stored and replayed on confirmation). In signed mode signingSecret is in this response "
+        "alone.",
     )
     def post(self, request):
         data = self.parse_body(s.CaptureFormWriteSerializer).validated_data
@@ -218,7 +223,13 @@ class FormListView(CaptureFormsView):
 class FormView(CaptureFormsView):
     permission = {"GET": "settings:read", "PATCH": "settings:update"}
 
-    @extend_schema(tags=CAPTURE_TAGS, responses={200: s.CaptureFormSerializer}, summary="Read a capture form")
+    @extend_schema(
+        tags=CAPTURE_TAGS,
+        responses={200: s.CaptureFormSerializer},
+        summary="Read a capture form",
+        description="Permission settings:read. The form with its capture URL, hosted form page URL, parked "
+        "submission count and the field names still to map.",
+    )
     def get(self, request, id):
         return self.one(self.form(id))
 
@@ -227,6 +238,8 @@ class FormView(CaptureFormsView):
         request=s.CaptureFormUpdateSerializer,
         responses={200: s.CaptureFormSerializer},
         summary="Update a capture form's name, kind, defaults or field mapping (archived forms: 409)",
+        description="Permission settings:update. Changes name, kind, defaults (location, treatment, lead source) or "
+        "the field mapping. An archived form answers 409.",
     )
     def patch(self, request, id):
         form = self.form(id)
@@ -234,11 +247,17 @@ class FormView(CaptureFormsView):
         return self.one(services.form_update(organization=self.organization, form=form, data=dict(data)))
 
 
-def _status_view(status: str, summary: str):
+def _status_view(status: str, summary: str, description: str):
     class StatusView(CaptureFormsView):
         permission = "settings:update"
 
-        @extend_schema(tags=CAPTURE_TAGS, request=None, responses={200: s.CaptureFormSerializer}, summary=summary)
+        @extend_schema(
+            tags=CAPTURE_TAGS,
+            request=None,
+            responses={200: s.CaptureFormSerializer},
+            summary=summary,
+            description=description,
+        )
         def post(self, request, id):
             form = services.form_set_status(organization=self.organization, form=self.form(id), status=status)
             return self.one(form)
@@ -247,9 +266,23 @@ def _status_view(status: str, summary: str):
     return StatusView
 
 
-FormPauseView = _status_view(CaptureForm.Status.PAUSED, "Pause a capture form (its token answers 404 until resumed)")
-FormResumeView = _status_view(CaptureForm.Status.ACTIVE, "Resume a paused capture form")
-FormArchiveView = _status_view(CaptureForm.Status.ARCHIVED, "Archive a capture form (final; its token answers 404)")
+FormPauseView = _status_view(
+    CaptureForm.Status.PAUSED,
+    "Pause a capture form (its token answers 404 until resumed)",
+    "Permission settings:update. While paused, POST /capture/{token} answers the same 404 as an unknown token and "
+    "records nothing.",
+)
+FormResumeView = _status_view(
+    CaptureForm.Status.ACTIVE,
+    "Resume a paused capture form",
+    "Permission settings:update. The token accepts submissions again. An archived form answers 409.",
+)
+FormArchiveView = _status_view(
+    CaptureForm.Status.ARCHIVED,
+    "Archive a capture form (final; its token answers 404)",
+    "Permission settings:update. Archiving is final: the token answers 404 from now on. Parked submissions can "
+    "still be confirmed and replayed.",
+)
 
 
 class RegenerateTokenView(CaptureFormsView):
@@ -260,17 +293,25 @@ class RegenerateTokenView(CaptureFormsView):
         request=None,
         responses={200: s.CaptureFormSerializer},
         summary="New routing token: the capture URL changes and the old one stops at once",
+        description="Permission settings:update. A new routing token: the old capture URL answers 404 at once (the "
+        "same answer as an unknown token).",
     )
     def post(self, request, id):
         form, _token = services.form_regenerate_token(organization=self.organization, form=self.form(id))
         return self.one(form)
 
 
-def _secret_view(action, summary: str):
+def _secret_view(action, summary: str, description: str):
     class SecretView(CaptureFormsView):
         permission = "settings:update"
 
-        @extend_schema(tags=CAPTURE_TAGS, request=None, responses={200: s.CaptureFormSecretSerializer}, summary=summary)
+        @extend_schema(
+            tags=CAPTURE_TAGS,
+            request=None,
+            responses={200: s.CaptureFormSecretSerializer},
+            summary=summary,
+            description=description,
+        )
         def post(self, request, id):
             form, secret = action(organization=self.organization, form=self.form(id))
             return self.one(form, signing_secret=secret)
@@ -282,9 +323,15 @@ def _secret_view(action, summary: str):
 SigningEnableView = _secret_view(
     services.signing_enable,
     "Enable signing: signed mode with a new secret (shown once); unsigned posts stop at once",
+    "Permission settings:update. signingSecret is in this response alone. Signed posts are application/json only, "
+    "no query string, with X-Service-Delivery-Id, X-Service-Timestamp (± 5 minutes) and X-Service-Signature: "
+    'v1=<hex HMAC-SHA256 of "timestamp.deliveryId.rawBody">; see POST /capture/{token}.',
 )
 SecretRotateView = _secret_view(
-    services.secret_rotate, "Rotate the signing secret (shown once); the previous one stays valid 24 hours"
+    services.secret_rotate,
+    "Rotate the signing secret (shown once); the previous one stays valid 24 hours",
+    "Permission settings:update. The new signingSecret is in this response alone; for 24 hours signatures made "
+    "with the previous secret are accepted too (end that early with signing/revoke-previous).",
 )
 
 
@@ -296,6 +343,8 @@ class SigningDisableView(CaptureFormsView):
         request=None,
         responses={200: s.CaptureFormSerializer},
         summary="Disable signing: public mode, secrets discarded",
+        description="Permission settings:update. Back to public mode: unsigned posts are accepted again and the "
+        "current and previous secrets are discarded.",
     )
     def post(self, request, id):
         return self.one(services.signing_disable(organization=self.organization, form=self.form(id)))
@@ -309,6 +358,8 @@ class RevokePreviousSecretView(CaptureFormsView):
         request=None,
         responses={200: s.CaptureFormSerializer},
         summary="Stop accepting the previous signing secret before its 24 hours are up",
+        description="Permission settings:update. Ends the 24-hour overlap after a rotation at once: only the current "
+        "secret verifies signatures.",
     )
     def post(self, request, id):
         return self.one(services.secret_revoke_previous(organization=self.organization, form=self.form(id)))
@@ -322,6 +373,9 @@ class MappingConfirmView(CaptureFormsView):
         request=s.MappingConfirmSerializer,
         responses={200: s.MappingConfirmedSerializer},
         summary="Confirm the field mapping (optionally replacing it); parked submissions are replayed",
+        description="Permission settings:update. Confirms the field mapping (a mapping in the body replaces it "
+        "first); the form's parked submissions are then processed, oldest first, by a background task. An archived "
+        "form's parked submissions can still be confirmed and replayed.",
     )
     def post(self, request, id):
         form = self.form(id)
@@ -341,6 +395,8 @@ class SubmissionListView(CaptureFormsView):
         parameters=[s.SubmissionListQuerySerializer],
         responses={200: s.SubmissionPageSerializer},
         summary="A capture form's submissions, newest first (field names only: values stay with the patient)",
+        description="Permission settings:read. Each submission's status (received, parked, processed, rejected), the "
+        "field names it carried (never the values) and the patient and journey it made or matched.",
     )
     def get(self, request, id):
         form = self.form(id)
@@ -379,6 +435,10 @@ class ReviewListView(BaseApiView):
         responses={200: s.ReviewPageSerializer},
         summary="Captured leads that need a person (a form default was archived, or the lead matched an archived "
         "patient), newest first",
+        description="Permission patient:read. Items opened by lead capture when a form's default location, treatment "
+        "or lead source was archived after the form was set up, when a lead matched an archived patient, or when a "
+        "submission had no usable e-mail or phone (reason no_usable_contact, with submittedFields as sent and no "
+        "patient).",
     )
     def get(self, request):
         query = self.parse_query(s.ReviewListQuerySerializer).validated_data
@@ -387,7 +447,7 @@ class ReviewListView(BaseApiView):
         return offset_page(rendered, total, limit=query["limit"], offset=query["offset"])
 
 
-def _review_close_view(status: str, summary: str):
+def _review_close_view(status: str, summary: str, description: str):
     class ReviewCloseView(BaseApiView):
         scope_area = "patients"
         permission = "patient:update"
@@ -398,6 +458,7 @@ def _review_close_view(status: str, summary: str):
             request=s.ReviewCloseSerializer,
             responses={200: s.ReviewItemSerializer},
             summary=summary,
+            description=description,
         )
         def post(self, request, id):
             item = self.get_tenant_object(IntakeReviewItem, id)
@@ -411,5 +472,15 @@ def _review_close_view(status: str, summary: str):
     return ReviewCloseView
 
 
-ReviewResolveView = _review_close_view(IntakeReviewItem.Status.RESOLVED, "Resolve an intake-review item")
-ReviewDismissView = _review_close_view(IntakeReviewItem.Status.DISMISSED, "Dismiss an intake-review item")
+ReviewResolveView = _review_close_view(
+    IntakeReviewItem.Status.RESOLVED,
+    "Resolve an intake-review item",
+    "Permission patient:update. Closes the item as resolved, with a note. An item already closed answers 409 "
+    "INTAKE_REVIEW_ITEM_CLOSED.",
+)
+ReviewDismissView = _review_close_view(
+    IntakeReviewItem.Status.DISMISSED,
+    "Dismiss an intake-review item",
+    "Permission patient:update. Closes the item as dismissed, with a note. An item already closed answers 409 "
+    "INTAKE_REVIEW_ITEM_CLOSED.",
+)

@@ -52,6 +52,10 @@ class TreatmentListView(JourneysAreaView):
         request=s.TreatmentWriteSerializer,
         responses={201: s.TreatmentSerializer},
         summary="Add a treatment (name unique in the practice, case-insensitive: else 409 TREATMENT_NAME_TAKEN)",
+        description="Permission treatment:update (owners, managers). name (unique in the practice, case-insensitive, "
+        "else 409 TREATMENT_NAME_TAKEN), category, defaultValue (decimal ≥ 0 with two places, sent and returned as a "
+        'string such as "3500.00"), currency (ISO 4217, default EUR), durationMinutes (usual appointment length, 5 '
+        "to 720, default 30), active.",
     )
     def post(self, request):
         data = self.parse_body(s.TreatmentWriteSerializer).validated_data
@@ -64,7 +68,12 @@ class TreatmentView(JourneysAreaView):
     scope_area = "treatments"
     error_statuses = ("409",)
 
-    @extend_schema(tags=TREATMENTS, responses={200: s.TreatmentSerializer}, summary="Read a treatment")
+    @extend_schema(
+        tags=TREATMENTS,
+        responses={200: s.TreatmentSerializer},
+        summary="Read a treatment",
+        description="Permission treatment:read. One treatment; archived ones stay readable.",
+    )
     def get(self, request, id):
         return Response(s.TreatmentSerializer(self.get_tenant_object(Treatment, id)).data)
 
@@ -73,6 +82,9 @@ class TreatmentView(JourneysAreaView):
         request=s.TreatmentWriteSerializer(partial=True),
         responses={200: s.TreatmentSerializer},
         summary="Change a treatment (active false archives, true restores)",
+        description="Permission treatment:update (owners, managers). Any subset of the create fields; a name taken "
+        "by another treatment answers 409 TREATMENT_NAME_TAKEN, and archiving the built-in General enquiry 409 "
+        "TREATMENT_BUILTIN (it can be renamed or repriced).",
     )
     def patch(self, request, id):
         treatment = self.get_tenant_object(Treatment, id)
@@ -312,7 +324,13 @@ class JourneyBoardView(JourneysView):
 class JourneyView(JourneysView):
     permission = {"GET": "journey:read", "PATCH": "journey:update"}
 
-    @extend_schema(tags=JOURNEYS, responses={200: s.JourneySerializer}, summary="Read a journey")
+    @extend_schema(
+        tags=JOURNEYS,
+        responses={200: s.JourneySerializer},
+        summary="Read a journey",
+        description="Permission journey:read. One journey with its patient, treatment and stage; another practice's "
+        "id answers 404.",
+    )
     def get(self, request, id):
         return self.render_journey(id)
 
@@ -369,6 +387,8 @@ class JourneyWinView(JourneyActionView):
         request=None,
         responses={200: s.JourneySerializer},
         summary="Mark an open journey won (it moves to the pipeline's won stage)",
+        description="Permission journey:update. The journey moves to its pipeline's won stage and sets wonAt. A won "
+        "or lost journey answers 409 JOURNEY_NOT_OPEN. Emits journey.won.",
     )
     def post(self, request, id):
         return super().post(request, id)
@@ -387,6 +407,9 @@ class JourneyLoseView(JourneyActionView):
         request=s.JourneyLoseSerializer,
         responses={200: s.JourneySerializer},
         summary="Mark an open journey lost, with its reason (required)",
+        description="Permission journey:update. Body {reason} (required): the journey moves to its pipeline's lost "
+        "stage and sets lostAt; the reason is kept on the journey and the patient's timeline, never in events. A won "
+        "or lost journey answers 409 JOURNEY_NOT_OPEN. Emits journey.lost.",
     )
     def post(self, request, id):
         return super().post(request, id)
@@ -408,4 +431,7 @@ class JourneyReopenView(JourneyActionView):
         request=s.JourneyReopenSerializer,
         responses={200: s.JourneySerializer},
         summary="Reopen a won or lost journey (409 JOURNEY_ALREADY_OPEN if another is open for the treatment)",
+        description="Permission journey:update. A won or lost journey goes back to the open stage it left, or to "
+        "{stageId}; sets reopenedAt. An open journey answers 409 JOURNEY_NOT_CLOSED; another open journey of the "
+        "patient for the treatment 409 JOURNEY_ALREADY_OPEN with details.existingJourneyId. Emits journey.reopened.",
     )(post)

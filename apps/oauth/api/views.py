@@ -37,9 +37,12 @@ class ConnectedAppListView(BaseApiView):
     pagination_class = NewestFirstCursorPagination
 
     @extend_schema(
-        tags=["settings"],
+        tags=["connected-apps"],
         responses={200: s.ConnectedAppOutput(many=True)},
         summary="Apps connected to the active practice (OAuth connections), newest first",
+        description="Any member of the practice. The practice's live OAuth connections, newest first, {items, "
+        "nextCursor} paging until null: app name, clientId, verified (false for self-registered apps), scopes, who "
+        "authorized it (userId, userName, userEmail, mine), createdAt, lastUsedAt.",
     )
     def get(self, request):
         live = (
@@ -58,11 +61,15 @@ class ConnectedAppView(BaseApiView):
     scope_area = "settings"
 
     @extend_schema(
-        tags=["settings"],
+        tags=["connected-apps"],
         request=None,
         responses={200: s.ConnectedAppOutput},
         summary="Disconnect an app: its tokens stop working on their next request and the webhook endpoints it "
         "created are archived",
+        description="Your own connection needs member:read; another member's needs settings:update. Every token of "
+        "the connection answers 401 on its next request and the webhook endpoints it created are archived (their "
+        "queued deliveries fail). Answers the connection. Another practice's or an already disconnected id answers "
+        "404.",
     )
     def delete(self, request, id):
         live = Connection.objects.for_org(self.organization).filter(revoked_at__isnull=True)

@@ -17,7 +17,7 @@ from apps.partners import selectors, services
 from apps.partners.api import serializers as s
 from apps.partners.errors import AgencyRequired
 
-TAGS = ["organization"]
+TAGS = ["partners"]  # agency routes: the spec names no tag group for them
 PRACTICE_ID = OpenApiParameter(
     "organization_id", str, OpenApiParameter.PATH, description="organizationId from GET /partner/practices."
 )

@@ -75,6 +75,8 @@ def reference_views(model, read_serializer, write_serializer, noun: str):
             parameters=[ReferenceListQuerySerializer],
             responses={200: list_serializer},
             summary=f"The practice's {noun.replace('_', ' ')}",
+            description=f"Permission settings:read. The practice's {noun.replace('_', ' ')} by name; archived ones "
+            "only with includeArchived=true. Patients and other records point at them.",
         )
         def get(self, request):
             query = self.parse_query(ReferenceListQuerySerializer).validated_data
@@ -88,6 +90,7 @@ def reference_views(model, read_serializer, write_serializer, noun: str):
             request=write_serializer,
             responses={201: read_serializer},
             summary=f"Add one of the practice's {noun.replace('_', ' ')}",
+            description="Permission settings:update. Answers 201 with the new record.",
         )
         def post(self, request):
             data = dict(self.parse_body(write_serializer).validated_data)
@@ -98,7 +101,12 @@ def reference_views(model, read_serializer, write_serializer, noun: str):
         permission = {"GET": "settings:read", "PATCH": "settings:update"}
         scope_area = "settings"
 
-        @extend_schema(tags=["settings"], responses={200: read_serializer}, summary=f"Read one of the {noun}")
+        @extend_schema(
+            tags=["settings"],
+            responses={200: read_serializer},
+            summary=f"Read one of the {noun}",
+            description="Permission settings:read. Archived records stay readable; another practice's id answers 404.",
+        )
         def get(self, request, id):
             return Response(read_serializer(self.get_tenant_object(model, id)).data)
 
@@ -107,6 +115,8 @@ def reference_views(model, read_serializer, write_serializer, noun: str):
             request=write_serializer(partial=True),
             responses={200: read_serializer},
             summary=f"Rename, archive or restore one of the {noun}",
+            description='Permission settings:update. Any subset of the fields; {"archived": true} archives, false '
+            "restores.",
         )
         def patch(self, request, id):
             record = self.get_tenant_object(model, id)

@@ -72,6 +72,8 @@ class PatientListView(PatientsView):
         request=s.PatientCreateSerializer,
         responses={201: s.PatientSerializer},
         summary="Create a patient (firstName and one of email or phoneMobile required)",
+        description="Permission patient:create. firstName is required, with at least one of email or phoneMobile. "
+        "Emits patient.created.",
     )
     def post(self, request):
         body = self.parse_body(s.PatientCreateSerializer)
@@ -249,6 +251,8 @@ class PatientView(PatientsView):
         request=s.PatientUpdateSerializer,
         responses={200: s.PatientSerializer},
         summary="Update any subset of a patient's fields, or its status",
+        description="Permission patient:update. Any subset of the patient's fields (nullable ones accept null to "
+        "clear), or status. A merged record answers 409 PATIENT_MERGED.",
     )
     def patch(self, request, id):
         patient = self.patient(id)
@@ -311,6 +315,8 @@ class PatientUnarchiveView(PatientActionView):
         request=None,
         responses={200: s.PatientSerializer},
         summary="Unarchive a patient (restores the status it had before archiving)",
+        description="Permission patient:update. The patient gets back the status it had before archiving; repeating "
+        "is harmless.",
     )
     def post(self, request, id):
         patient = services.patient_unarchive(
@@ -349,6 +355,8 @@ class PatientContactAttemptView(PatientActionView):
         request=s.ContactAttemptSerializer,
         responses={200: s.PatientSerializer},
         summary="Log a call or message attempt (counts towards the archive rule)",
+        description="Permission patient:update. Records a call or message attempt; archiving a lead with fewer than "
+        "five attempts needs a reason.",
     )
     def post(self, request, id):
         body = self.parse_body(s.ContactAttemptSerializer)
@@ -383,7 +391,11 @@ class PatientTimelineView(PatientActionView):
     pagination_class = TimelinePagination
 
     @extend_schema(
-        tags=TAGS, responses={200: s.ActivitySerializer(many=True)}, summary="A patient's timeline, newest first"
+        tags=TAGS,
+        responses={200: s.ActivitySerializer(many=True)},
+        summary="A patient's timeline, newest first",
+        description="Permission patient:read. Timeline entries of every area (notes, journeys, tasks, appointments, "
+        "captures), newest first, {items, nextCursor} paging until null.",
     )
     def get(self, request, id):
         patient = self.patient(id)
@@ -415,6 +427,8 @@ class MarketingConsentView(PatientActionView):
         tags=["marketing-consent"],
         responses={200: s.ConsentHistorySerializer},
         summary="A patient's marketing consent: current state per channel and history",
+        description="Permission patient:read. The current state of each channel with its source and evidence, and "
+        "the history of changes.",
     )
     def get(self, request, id):
         patient = self.patient(id)
@@ -429,6 +443,8 @@ class MarketingConsentView(PatientActionView):
         request=s.ConsentWriteSerializer,
         responses={201: s.ConsentSerializer},
         summary="Record a consent change for one channel (feeds the opt-out flags)",
+        description="Permission patient:update. Records a consent change for one channel with its source and "
+        "evidence; the patient's opt-out flags follow it.",
     )
     def post(self, request, id):
         patient = self.patient(id)
@@ -450,6 +466,9 @@ class BulkTagsView(PatientsView):
         request=s.BulkTagsSerializer,
         responses={200: s.BulkResultSerializer},
         summary="Add and remove tags on up to 500 patients (idempotent per pair)",
+        description="Permission patient:update. 1 to 500 ids, set-based; tag ids must exist in the practice (else "
+        "400). Adding a tag a patient has, or removing one it lacks, changes nothing. Ids of other practices are "
+        "ignored; merged patients come back in skipped. Answers {updated, skipped}.",
     )
     def post(self, request):
         data = self.parse_body(s.BulkTagsSerializer).validated_data
@@ -471,6 +490,9 @@ class BulkLocationView(PatientsView):
         request=s.BulkLocationSerializer,
         responses={200: s.BulkResultSerializer},
         summary="Set (or clear) the location of up to 500 patients",
+        description="Permission patient:update. 1 to 500 ids, set-based (one statement per step, whatever the number "
+        "of ids); locationId null clears. Ids of other practices are ignored; merged patients come back in skipped. "
+        "Answers {updated, skipped}.",
     )
     def post(self, request):
         data = self.parse_body(s.BulkLocationSerializer).validated_data
@@ -492,6 +514,10 @@ class BulkArchiveView(PatientsView):
         request=s.BulkArchiveSerializer,
         responses={200: s.BulkResultSerializer},
         summary="Archive up to 500 patients (all or nothing on ARCHIVE_REASON_REQUIRED)",
+        description="Permission patient:delete (owners, managers). 1 to 500 ids, set-based. All or nothing: when any "
+        "lead under five contact attempts would be archived without a reason the request answers 400 "
+        "ARCHIVE_REASON_REQUIRED with details.underCalledLeads and nothing changes. Ids of other practices are "
+        "ignored; merged patients come back in skipped. Answers {updated, skipped}.",
     )
     def post(self, request):
         data = self.parse_body(s.BulkArchiveSerializer).validated_data
@@ -512,13 +538,23 @@ class TagListView(PatientsView):
     error_statuses = ("409",)
 
     @extend_schema(
-        tags=TAGS, operation_id="tags_list", responses={200: s.TagListSerializer}, summary="The practice's patient tags"
+        tags=TAGS,
+        operation_id="tags_list",
+        responses={200: s.TagListSerializer},
+        summary="The practice's patient tags",
+        description="Permission patient:read. Every tag of the practice.",
     )
     def get(self, request):
         tags = selectors.tag_list(organization=self.organization)
         return Response({"items": s.TagSerializer(tags, many=True).data})
 
-    @extend_schema(tags=TAGS, request=s.TagWriteSerializer, responses={201: s.TagSerializer}, summary="Create a tag")
+    @extend_schema(
+        tags=TAGS,
+        request=s.TagWriteSerializer,
+        responses={201: s.TagSerializer},
+        summary="Create a tag",
+        description="Permission patient:update. name (1 to 64 characters) and an optional color (#rrggbb).",
+    )
     def post(self, request):
         data = self.parse_body(s.TagWriteSerializer).validated_data
         return Response(s.TagSerializer(services.tag_create(organization=self.organization, **data)).data, status=201)
@@ -528,7 +564,12 @@ class TagView(PatientsView):
     permission = {"GET": "patient:read", "PATCH": "patient:update", "DELETE": "patient:update"}
     error_statuses = ("409",)
 
-    @extend_schema(tags=TAGS, responses={200: s.TagSerializer}, summary="Read a tag")
+    @extend_schema(
+        tags=TAGS,
+        responses={200: s.TagSerializer},
+        summary="Read a tag",
+        description="Permission patient:read. One tag; another practice's id answers 404.",
+    )
     def get(self, request, id):
         return Response(s.TagSerializer(self.get_tenant_object(Tag, id)).data)
 
@@ -537,13 +578,19 @@ class TagView(PatientsView):
         request=s.TagWriteSerializer(partial=True),
         responses={200: s.TagSerializer},
         summary="Rename or recolour a tag",
+        description="Permission patient:update. Changes name or colour.",
     )
     def patch(self, request, id):
         tag = self.get_tenant_object(Tag, id)
         data = self.parse_body(s.TagWriteSerializer, partial=True).validated_data
         return Response(s.TagSerializer(services.tag_update(organization=self.organization, tag=tag, data=data)).data)
 
-    @extend_schema(tags=TAGS, responses={204: None}, summary="Delete a tag (removes it from every patient)")
+    @extend_schema(
+        tags=TAGS,
+        responses={204: None},
+        summary="Delete a tag (removes it from every patient)",
+        description="Permission patient:update. The tag is deleted and removed from every patient that had it.",
+    )
     def delete(self, request, id):
         services.tag_delete(organization=self.organization, tag=self.get_tenant_object(Tag, id))
         return Response(status=204)
@@ -561,6 +608,7 @@ class SavedViewListView(PatientsView):
         operation_id="saved_views_list",
         responses={200: s.SavedViewListSerializer},
         summary="Your saved views and the practice's shared ones",
+        description="Permission patient:read. Your private views and every shared view of the practice.",
     )
     def get(self, request):
         views = selectors.saved_views_visible(organization=self.organization, user=request.user)
@@ -571,6 +619,8 @@ class SavedViewListView(PatientsView):
         request=s.SavedViewWriteSerializer,
         responses={201: s.SavedViewSerializer},
         summary="Save a patient list view (filters, sort, columns), private or shared",
+        description="Permission patient:read. A named patient list view (filters, sort, columns), private to you or "
+        "shared with the practice. A name you already use answers 409 SAVED_VIEW_NAME_TAKEN.",
     )
     def post(self, request):
         data = self.parse_body(s.SavedViewWriteSerializer).validated_data
@@ -595,7 +645,13 @@ class SavedViewView(PatientsView):
             raise PermissionDenied("Only the person who saved this view can change it.")
         return view
 
-    @extend_schema(tags=["saved-views"], responses={200: s.SavedViewSerializer}, summary="Read a saved view")
+    @extend_schema(
+        tags=["saved-views"],
+        responses={200: s.SavedViewSerializer},
+        summary="Read a saved view",
+        description="Permission patient:read. Your own views and the practice's shared ones; someone else's private "
+        "view answers 404.",
+    )
     def get(self, request, id):
         return Response(s.SavedViewSerializer(self.visible(id)).data)
 
@@ -604,6 +660,7 @@ class SavedViewView(PatientsView):
         request=s.SavedViewWriteSerializer(partial=True),
         responses={200: s.SavedViewSerializer},
         summary="Change your saved view",
+        description="Permission patient:read. Only the person who saved the view changes it (403 otherwise).",
     )
     def patch(self, request, id):
         view = self.owned(id)
@@ -611,7 +668,13 @@ class SavedViewView(PatientsView):
         view = services.saved_view_update(organization=self.organization, view=view, data=data)
         return Response(s.SavedViewSerializer(view).data)
 
-    @extend_schema(tags=["saved-views"], responses={204: None}, summary="Delete your saved view")
+    @extend_schema(
+        tags=["saved-views"],
+        responses={204: None},
+        summary="Delete your saved view",
+        description="Permission patient:read. Its owner deletes it; a shared view may also be deleted by a member "
+        "with settings:update (403 otherwise).",
+    )
     def delete(self, request, id):
         view = self.visible(id)
         may_moderate = view.shared and role_has_permission(self.membership.role, "settings:update")

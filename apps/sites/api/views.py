@@ -262,6 +262,8 @@ class SiteListView(SitesView):
         parameters=[s.SiteListQuerySerializer],
         responses={200: s.SitePageSerializer},
         summary="The practice's websites (site keys for lead capture), newest first",
+        description="Permission settings:read. Each website's public site key, allowed domains and the public "
+        "capture forms it uses.",
     )
     def get(self, request):
         query = self.parse_query(s.SiteListQuerySerializer).validated_data
@@ -274,6 +276,8 @@ class SiteListView(SitesView):
         request=s.SiteWriteSerializer,
         responses={201: s.SiteSerializer},
         summary="Add a website: a new public site key, its allowed domains and capture forms",
+        description="Permission settings:update. Creates a website with a new public site key; page and Origin hosts "
+        "of the public site routes must be among its allowed domains.",
     )
     def post(self, request):
         data = self.parse_body(s.SiteWriteSerializer).validated_data
@@ -284,7 +288,12 @@ class SiteListView(SitesView):
 class SiteView(SitesView):
     permission = {"GET": "settings:read", "PATCH": "settings:update"}
 
-    @extend_schema(tags=SETTINGS_TAGS, responses={200: s.SiteSerializer}, summary="Read a website")
+    @extend_schema(
+        tags=SETTINGS_TAGS,
+        responses={200: s.SiteSerializer},
+        summary="Read a website",
+        description="Permission settings:read. One website with its site key, allowed domains and capture forms.",
+    )
     def get(self, request, id):
         return self.one(self.site(id))
 
@@ -293,6 +302,8 @@ class SiteView(SitesView):
         request=s.SiteWriteSerializer(partial=True),
         responses={200: s.SiteSerializer},
         summary="Change a website's name, allowed domains or capture forms (archived websites: 409)",
+        description="Permission settings:update. Changes name, allowed domains or capture forms. An archived website "
+        "answers 409.",
     )
     def patch(self, request, id):
         site = self.site(id)
@@ -308,6 +319,7 @@ class SiteArchiveView(SitesView):
         request=None,
         responses={200: s.SiteSerializer},
         summary="Archive a website (final; its site key answers 404 at once)",
+        description="Permission settings:update. Final: its site key answers 404 at once.",
     )
     def post(self, request, id):
         return self.one(services.website_archive(organization=self.organization, website=self.site(id)))
@@ -321,6 +333,7 @@ class SiteRegenerateKeyView(SitesView):
         request=None,
         responses={200: s.SiteSerializer},
         summary="New site key: the old one stops answering at once",
+        description="Permission settings:update. A new public site key; the old one answers 404 at once.",
     )
     def post(self, request, id):
         return self.one(services.website_regenerate_key(organization=self.organization, website=self.site(id)))
@@ -335,6 +348,8 @@ class DiscoveryListView(SitesView):
         parameters=[s.DiscoveryListQuerySerializer],
         responses={200: s.DiscoveryPageSerializer},
         summary="Forms the website's pages reported (form discovery), most recently seen first",
+        description="Permission settings:read. Forms the website's pages reported through POST "
+        "/site/{site_key}/forms, for review: link one to a capture form, or dismiss it.",
     )
     def get(self, request, id):
         site = self.site(id)
@@ -358,6 +373,8 @@ class DiscoveryLinkView(DiscoveryActionView):
         request=s.DiscoveryLinkSerializer,
         responses={200: s.DiscoverySerializer},
         summary="Link a discovered form to a capture form: marked linked, and the capture form joins the website",
+        description="Permission settings:update. Marks the discovered form linked to a capture form of the practice, "
+        "which joins the website's capture forms.",
     )
     def post(self, request, id, discovery_id):
         site = self.site(id)
@@ -375,6 +392,7 @@ class DiscoveryDismissView(DiscoveryActionView):
         request=None,
         responses={200: s.DiscoverySerializer},
         summary="Dismiss a discovered form (not a lead form); the website's capture forms are unchanged",
+        description="Permission settings:update. Marks the discovered form dismissed (not a lead form).",
     )
     def post(self, request, id, discovery_id):
         site = self.site(id)

@@ -80,7 +80,12 @@ class TaskView(TasksView):
     permission = {"GET": "task:read", "PATCH": "task:update"}
     error_statuses = ("409",)
 
-    @extend_schema(tags=TAGS, responses={200: s.TaskSerializer}, summary="Read one task")
+    @extend_schema(
+        tags=TAGS,
+        responses={200: s.TaskSerializer},
+        summary="Read one task",
+        description="Permission task:read. One task; another practice's id answers 404.",
+    )
     def get(self, request, id):
         return Response(s.TaskSerializer(self.task(id)).data)
 
@@ -115,8 +120,22 @@ class TaskTransitionView(TasksView):
         return Response(s.TaskSerializer(task).data)
 
 
+TRANSITION_DESCRIPTION = (
+    "Permission task:update. Only the moves open → completed (sets completedAt), open → cancelled (sets cancelledAt) "
+    "and completed or cancelled → open (clears both) exist; any other answers 409 TASK_TRANSITION_NOT_ALLOWED with "
+    "details.status, details.action and details.allowedFrom. The row is locked while it changes. Emits "
+    "task.completed, task.cancelled or task.reopened (ids only)."
+)
+
+
 def _transition_schema(summary: str):
-    return extend_schema(tags=TAGS, request=None, responses={200: s.TaskSerializer}, summary=summary)
+    return extend_schema(
+        tags=TAGS,
+        request=None,
+        responses={200: s.TaskSerializer},
+        summary=summary,
+        description=TRANSITION_DESCRIPTION,
+    )
 
 
 class TaskCompleteView(TaskTransitionView):

@@ -51,6 +51,8 @@ class EndpointListView(WebhookView):
         parameters=[s.EndpointListQuerySerializer],
         responses={200: s.EndpointListSerializer},
         summary="The practice's webhook endpoints",
+        description="Permission settings:read. Every non-archived endpoint (at most 20 per practice) with its "
+        "status, events and verification.",
     )
     def get(self, request):
         query = self.parse_query(s.EndpointListQuerySerializer).validated_data
@@ -64,6 +66,10 @@ class EndpointListView(WebhookView):
         request=s.EndpointWriteSerializer,
         responses={201: s.EndpointCreatedSerializer},
         summary="Add an endpoint (starts disabled and unverified; the signing secret is shown once)",
+        description="Permission settings:update. An https URL on port 443 with a DNS name whose every address is "
+        "globally routable (no IP literals, no userinfo), a name and the event types. The endpoint starts disabled "
+        "and unverified: a successful test delivery verifies it, then enable it. signingSecret (whsec_…) is in this "
+        "response alone. At most 20 non-archived endpoints per practice.",
     )
     def post(self, request):
         data = self.parse_body(s.EndpointWriteSerializer).validated_data
@@ -75,7 +81,12 @@ class EndpointListView(WebhookView):
 class EndpointView(WebhookView):
     permission = {"GET": "settings:read", "PATCH": "settings:update", "DELETE": "settings:update"}
 
-    @extend_schema(tags=TAGS, responses={200: s.EndpointSerializer}, summary="Read an endpoint")
+    @extend_schema(
+        tags=TAGS,
+        responses={200: s.EndpointSerializer},
+        summary="Read an endpoint",
+        description="Permission settings:read. One endpoint; the signing secret is never shown again.",
+    )
     def get(self, request, id):
         return Response(s.EndpointSerializer(self.endpoint(id)).data)
 
@@ -84,6 +95,8 @@ class EndpointView(WebhookView):
         request=s.EndpointWriteSerializer(partial=True),
         responses={200: s.EndpointSerializer},
         summary="Change name, url or events (a new url disables the endpoint until a test succeeds again)",
+        description="Permission settings:update. Changes name, url or events. A new url disables the endpoint and "
+        "clears its verification until a test delivery succeeds again.",
     )
     def patch(self, request, id):
         endpoint = self.endpoint(id)
@@ -95,6 +108,8 @@ class EndpointView(WebhookView):
         tags=TAGS,
         responses={200: s.EndpointSerializer},
         summary="Delete (archive) an endpoint; frees one of the 20 slots; queued deliveries fail",
+        description="Permission settings:update. The endpoint is archived (frees one of the 20 slots) and its queued "
+        "deliveries fail.",
     )
     def delete(self, request, id):
         endpoint = services.endpoint_archive(organization=self.organization, endpoint=self.endpoint(id))
@@ -119,6 +134,8 @@ class EnableView(EndpointActionView):
         request=None,
         responses={200: s.EndpointSerializer},
         summary="Enable a verified endpoint (also resumes a paused one)",
+        description="Permission settings:update. Only a verified endpoint (a test delivery succeeded) can be "
+        "enabled; a paused endpoint resumes.",
     )
     def post(self, request, id):
         return super().post(request, id)
@@ -132,6 +149,8 @@ class PauseView(EndpointActionView):
         request=None,
         responses={200: s.EndpointSerializer},
         summary="Pause an endpoint: real events stop being sent until it is enabled again",
+        description="Permission settings:update. Real events stop being sent until the endpoint is enabled again; "
+        "test deliveries still work.",
     )
     def post(self, request, id):
         return super().post(request, id)
@@ -145,6 +164,8 @@ class TestView(WebhookView):
         request=None,
         responses={202: QueuedSerializer},
         summary="Queue a test delivery now (works while disabled or paused; success verifies the endpoint)",
+        description="Permission settings:update. Queues a test delivery ahead of ordinary ones, also while the "
+        "endpoint is disabled or paused; a 2xx answer sets verifiedAt.",
     )
     def post(self, request, id):
         delivery = services.endpoint_test(
@@ -161,6 +182,8 @@ class RotateSecretView(WebhookView):
         request=None,
         responses={200: s.SecretRotatedSerializer},
         summary="Rotate the signing secret (new one shown once; the previous stays valid 24 hours)",
+        description="Permission settings:update. The new secret is in this response alone; for 24 hours both secrets "
+        "sign (X-Service-Signature carries two comma-separated v1= values).",
     )
     def post(self, request, id):
         endpoint, secret = services.secret_rotate(
@@ -177,6 +200,8 @@ class RevokePreviousSecretView(WebhookView):
         request=None,
         responses={200: s.EndpointSerializer},
         summary="End the rotation overlap now: only the current secret signs",
+        description="Permission settings:update. Ends the 24-hour rotation overlap at once: signatures carry one "
+        "value again.",
     )
     def post(self, request, id):
         endpoint = services.secret_revoke_previous(
@@ -198,6 +223,8 @@ class DeliveryListView(WebhookView):
         parameters=[s.DeliveryListQuerySerializer],
         responses={200: s.DeliverySerializer(many=True)},
         summary="An endpoint's deliveries, newest first (kept 30 days after they finish)",
+        description="Permission settings:read. Delivery records newest first, {items, nextCursor} paging until null; "
+        "filters status, eventType, kind. Finished records are kept 30 days.",
     )
     def get(self, request, id):
         endpoint = self.endpoint(id)
@@ -214,7 +241,13 @@ class DeliveryListView(WebhookView):
 class DeliveryView(WebhookView):
     permission = "settings:read"
 
-    @extend_schema(tags=TAGS, responses={200: s.DeliverySerializer}, summary="Read one delivery")
+    @extend_schema(
+        tags=TAGS,
+        responses={200: s.DeliverySerializer},
+        summary="Read one delivery",
+        description="Permission settings:read. One delivery: its logical (envelope) id, kind, status, attempts, the "
+        "receiver's status and the start of its answer, the next attempt and the deadline.",
+    )
     def get(self, request, id, delivery_id):
         return Response(s.DeliverySerializer(self.delivery(id, delivery_id)).data)
 
@@ -227,6 +260,8 @@ class ReplayView(WebhookView):
         request=None,
         responses={202: QueuedSerializer},
         summary="Replay a delivery: a new physical delivery with the same logical id and payload",
+        description="Permission settings:update. Queues a new physical delivery (new X-Service-Delivery-Id) with the "
+        "same logical event id and payload; receivers dedupe on the envelope id.",
     )
     def post(self, request, id, delivery_id):
         replay = services.delivery_replay(organization=self.organization, delivery=self.delivery(id, delivery_id))
