@@ -19,6 +19,7 @@ from tests.factories import (
     PriceListFactory,
     TagFactory,
 )
+from tests.helpers import assert_error
 
 PATIENTS = "/patients"
 
@@ -106,16 +107,6 @@ NULLABLE_TEXT = {
 
 
 # --- helpers ---------------------------------------------------------------------------------------------------
-
-
-def assert_error(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert set(body) == {"code", "message", "details"}, body
-    assert body["code"] == code, body
-    assert isinstance(body["message"], str) and body["message"]
-    assert isinstance(body["details"], dict)
-    return body
 
 
 def assert_invalid(response, field: str) -> dict:
