@@ -5,6 +5,7 @@ the ids of the assignee, patient and journey. A task about a patient also writes
 patient's timeline (ids only), in the same transaction.
 """
 
+from functools import partial
 from typing import Any
 
 from django.db import transaction
@@ -12,7 +13,7 @@ from django.utils import timezone
 
 from apps.accounts.models import Membership
 from apps.core.errors import NotFound, ValidationFailed
-from apps.core.naming import to_camel as camel
+from apps.core.writes import assign_fields
 from apps.events.services import Actor, emit
 from apps.patients.errors import PatientMerged
 from apps.patients.hooks import repoint_rows_to_survivor
@@ -25,6 +26,10 @@ from apps.tasks.models import Task, TaskStatus
 WRITABLE = ("title", "description", "due_at", "priority", "assignee_id", "patient", "journey")
 # Related records among them → their wire names.
 RELATED = {"patient": "patientId", "journey": "journeyId"}
+# Set the given fields; the camelCase names of those whose value changed.
+_assign = partial(
+    assign_fields, fields=WRITABLE, relations={key: key for key in RELATED}, blank_when_none=("description",)
+)
 
 
 def _actor(user) -> Actor:
@@ -65,26 +70,6 @@ def _check_assignee(*, organization, user_id) -> None:
 def _check_patient(patient) -> None:
     if patient is not None and patient.merged_into_id is not None:
         raise PatientMerged(patient.merged_into_id)
-
-
-def _assign(task: Task, data: dict[str, Any]) -> list[str]:
-    """Set the given fields; return the camelCase names of those whose value changed."""
-    changed = []
-    for key in WRITABLE:
-        if key not in data:
-            continue
-        value = data[key]
-        if key == "description" and value is None:
-            value = ""
-        if key in RELATED:
-            if getattr(task, f"{key}_id") != (value.pk if value is not None else None):
-                changed.append(RELATED[key])
-            setattr(task, key, value)
-            continue
-        if getattr(task, key) != value:
-            changed.append(camel(key))
-        setattr(task, key, value)
-    return changed
 
 
 def _with_journey_patient(*, task: Task | None, data: dict[str, Any]) -> dict[str, Any]:
