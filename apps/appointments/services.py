@@ -17,12 +17,13 @@ from django.utils import timezone
 
 from apps.appointments import selectors
 from apps.appointments.errors import AppointmentClosed, AppointmentConflict, AppointmentTransitionNotAllowed
+from apps.appointments.hooks import erase_appointments_of_patients as appointments_erase_for_patients  # noqa: F401
+from apps.appointments.hooks import repoint_appointments_to_survivor as appointments_repoint_to_survivor  # noqa: F401
 from apps.appointments.models import ACTIVE_STATUSES, MAX_LENGTH, Appointment, AppointmentStatus, WorkingHours
 from apps.core.errors import NotFound, ValidationFailed
 from apps.core.writes import assign_fields
 from apps.events.services import Actor, emit
 from apps.patients.errors import PatientMerged
-from apps.patients.hooks import repoint_rows_to_survivor
 from apps.patients.services import timeline_record
 
 NO_DOUBLE_BOOKING = "appointments_no_double_booking"
@@ -337,17 +338,3 @@ def working_hours_replace(*, organization, practitioner, intervals: list[dict[st
     WorkingHours.objects.bulk_create(rows)
     return sorted(rows, key=lambda row: (row.weekday, row.start_time))
 
-
-# --- the patients area's erasure and merge hooks (registered in AppointmentsConfig.ready) -----------------------------
-
-
-def appointments_erase_for_patients(*, organization, patient_ids) -> None:
-    """Right to erasure: the patients' appointments go with them, in the erasing transaction, without events."""
-    Appointment.objects.for_org(organization).filter(patient_id__in=patient_ids).delete()
-
-
-def appointments_repoint_to_survivor(*, organization, survivor, duplicate) -> None:
-    """Merge: the duplicate's appointments belong to the survivor; one appointment.updated each (one INSERT)."""
-    repoint_rows_to_survivor(
-        organization=organization, model=Appointment, subject_type="appointment", survivor=survivor, duplicate=duplicate
-    )

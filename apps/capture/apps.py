@@ -6,9 +6,9 @@ class CaptureConfig(AppConfig):
     label = "capture"
     verbose_name = "Lead capture"
 
-    def ready(self) -> None:
-        from apps.capture import services
+    def ready(self):
+        from apps.capture.hooks import erase_captures_of_patients, repoint_captures_to_survivor
         from apps.patients import hooks
 
-        hooks.on_erase(services.erase_captures_of_patients)
-        hooks.on_merge(services.repoint_captures_to_survivor)
+        hooks.on_erase(erase_captures_of_patients)
+        hooks.on_merge(repoint_captures_to_survivor)

@@ -1,5 +1,5 @@
 """Writes of the capture area: forms and their lifecycle, receiving submissions, turning them into leads and
-journeys, intake review, and the patient erasure and merge hooks."""
+journeys, intake review. The patient erasure and merge hooks are in apps/capture/hooks.py."""
 
 import hashlib
 import logging
@@ -22,12 +22,12 @@ from apps.capture.errors import (
     SigningNotEnabled,
 )
 from apps.capture.fields import CLICK_IDS, UTM_FIELDS, Interpreted, interpret, phone_digits
+from apps.capture.hooks import erase_captures_of_patients, repoint_captures_to_survivor  # noqa: F401  (former home)
 from apps.capture.models import AttributionTouch, CaptureAttachment, CaptureForm, CaptureSubmission, IntakeReviewItem
 from apps.core import crypto
 from apps.core.errors import ValidationFailed
 from apps.journeys.models import Journey, JourneyStatus, Treatment
 from apps.journeys.services import journey_create, treatment_ensure_builtin
-from apps.patients.hooks import ErasureResult
 from apps.patients.models import Activity, LeadSource, Location, MarketingConsent, Patient, digits_of
 from apps.patients.services import consent_record, patient_create, patient_update, timeline_record
 
@@ -633,52 +633,3 @@ def review_close(*, organization, user, item: IntakeReviewItem, status: str, not
     if not updated:
         raise ReviewItemClosed()
     return IntakeReviewItem.objects.for_org(organization).get(id=item.id)
-
-
-# --- patient erasure and merge -----------------------------------------------------------------------------------
-
-
-def erase_captures_of_patients(*, organization, patient_ids) -> ErasureResult:
-    """Right to erasure: the submissions that made or matched these patients hold their personal data, so they go
-    (with their files); so do the practice's submissions not made into a lead (parked, waiting, rejected) that
-    carry one of their e-mail addresses or phone numbers as written. Touches and review items go with the patient
-    row itself."""
-    from apps.accounts.media import media_storage
-
-    contacts = {
-        value
-        for row in Patient.objects.for_org(organization)
-        .filter(id__in=patient_ids)
-        .values_list("email", "phone_mobile", "phone_other")
-        for value in row
-        if value
-    }
-    unlinked = Q()
-    for value in contacts:
-        unlinked |= Q(fields__icontains=value)
-    matches = Q(patient_id__in=patient_ids)
-    if contacts:
-        matches |= Q(patient__isnull=True) & unlinked
-    submissions = CaptureSubmission.objects.for_org(organization).filter(matches)
-    names = list(
-        CaptureAttachment.objects.for_org(organization)
-        .filter(submission__in=submissions)
-        .values_list("storage_name", flat=True)
-    )
-    submissions.delete()
-    if names:
-        transaction.on_commit(lambda: _delete_files(media_storage(), names))
-    return ErasureResult()
-
-
-def _delete_files(storage, names: list[str]) -> None:
-    for name in names:
-        try:
-            storage.delete(name)
-        except OSError:
-            logger.warning("capture attachment not deleted; remove it by hand")
-
-
-def repoint_captures_to_survivor(*, organization, survivor, duplicate) -> None:
-    for model in (CaptureSubmission, AttributionTouch, IntakeReviewItem):
-        model.objects.for_org(organization).filter(patient_id=duplicate.pk).update(patient_id=survivor.pk)

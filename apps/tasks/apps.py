@@ -8,7 +8,7 @@ class TasksConfig(AppConfig):
 
     def ready(self):
         from apps.patients import hooks
-        from apps.tasks import services
+        from apps.tasks.hooks import erase_tasks_of_patients, repoint_tasks_to_survivor
 
-        hooks.on_erase(services.tasks_erase_for_patients)
-        hooks.on_merge(services.tasks_repoint_to_survivor)
+        hooks.on_erase(erase_tasks_of_patients)
+        hooks.on_merge(repoint_tasks_to_survivor)

@@ -16,10 +16,11 @@ from apps.core.errors import NotFound, ValidationFailed
 from apps.core.writes import assign_fields
 from apps.events.services import Actor, emit
 from apps.patients.errors import PatientMerged
-from apps.patients.hooks import repoint_rows_to_survivor
 from apps.patients.models import Activity
 from apps.patients.services import timeline_record
 from apps.tasks.errors import TaskTransitionNotAllowed
+from apps.tasks.hooks import erase_tasks_of_patients as tasks_erase_for_patients  # noqa: F401  (former home)
+from apps.tasks.hooks import repoint_tasks_to_survivor as tasks_repoint_to_survivor  # noqa: F401
 from apps.tasks.models import Task, TaskStatus
 
 # Fields a create or update may set (validated data of the API serializers, snake_case).
@@ -200,18 +201,3 @@ def task_transition(*, organization, user, task_id, action: str) -> Task:
     _timeline(organization=organization, user=user, task=task, action=action)
     return task
 
-
-# --- the patients area's erasure and merge hooks (registered in TasksConfig.ready) ------------------------------
-
-
-def tasks_erase_for_patients(*, organization, patient_ids) -> None:
-    """Right to erasure: the patients' tasks go with them, in the erasing transaction. No event is recorded for a
-    task erased with its patient (the catalogue has no deletion event, and the erasure leaves no trace)."""
-    Task.objects.for_org(organization).filter(patient_id__in=patient_ids).delete()
-
-
-def tasks_repoint_to_survivor(*, organization, survivor, duplicate) -> None:
-    """Merge: the duplicate's tasks now belong to the survivor; one task.updated per task moved (one INSERT)."""
-    repoint_rows_to_survivor(
-        organization=organization, model=Task, subject_type="task", survivor=survivor, duplicate=duplicate
-    )
