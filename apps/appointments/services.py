@@ -337,4 +337,3 @@ def working_hours_replace(*, organization, practitioner, intervals: list[dict[st
     ]
     WorkingHours.objects.bulk_create(rows)
     return sorted(rows, key=lambda row: (row.weekday, row.start_time))
-

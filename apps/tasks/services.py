@@ -200,4 +200,3 @@ def task_transition(*, organization, user, task_id, action: str) -> Task:
     _event(organization=organization, user=user, task=task, type=event_type, action=action, changed_fields=changed)
     _timeline(organization=organization, user=user, task=task, action=action)
     return task
-
