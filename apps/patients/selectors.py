@@ -18,6 +18,7 @@ from django.db.models import (
     QuerySet,
     Subquery,
     Window,
+    prefetch_related_objects,
 )
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Lower
@@ -234,8 +235,23 @@ def patient_export_rows(*, organization, query: PatientQuery, sources: list[str]
     return rows.values_list(*sources)
 
 
+def _tags_prefetch() -> Prefetch:
+    return Prefetch("tags", queryset=Tag.unscoped_objects.order_by(Lower("name")))
+
+
 def with_tags(queryset: QuerySet) -> QuerySet:
-    return queryset.prefetch_related(Prefetch("tags", queryset=Tag.unscoped_objects.order_by(Lower("name"))))
+    return queryset.prefetch_related(_tags_prefetch())
+
+
+def patients_for_update(*, organization) -> QuerySet[Patient]:
+    """The practice's patients, each row read locked (SELECT ... FOR UPDATE) until the transaction ends."""
+    return Patient.objects.for_org(organization).select_for_update()
+
+
+def patient_tags_loaded(patient: Patient) -> Patient:
+    """The patient with its tags fetched (one query), in the order the patient routes render them."""
+    prefetch_related_objects([patient], _tags_prefetch())
+    return patient
 
 
 def patient_page(*, organization, query: PatientQuery, limit: int, offset: int, embed_tags: bool):

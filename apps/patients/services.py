@@ -113,8 +113,10 @@ def patient_create(*, organization, user, data: dict[str, Any]) -> Patient:
 
 
 @transaction.atomic
-def patient_update(*, organization, user, patient: Patient, data: dict[str, Any]) -> Patient:
-    patient = Patient.objects.for_org(organization).select_for_update().get(id=patient.id)
+def patient_update(*, organization, user, patient: Patient, data: dict[str, Any], locked: bool = False) -> Patient:
+    """`locked`: the caller read `patient` with select_for_update in the current transaction; it is not read again."""
+    if not locked:
+        patient = Patient.objects.for_org(organization).select_for_update().get(id=patient.id)
     _ensure_not_merged(patient)
     if "status" in data and patient.archived_at is not None and data["status"] != patient.status:
         raise PatientArchived()

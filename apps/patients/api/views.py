@@ -1,5 +1,6 @@
 """Patients routes: thin views that parse, call one selector or service, and render."""
 
+from django.db import transaction
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.renderers import JSONRenderer
@@ -194,13 +195,15 @@ class PatientView(PatientsView):
         responses={200: s.PatientSerializer},
         summary="Update any subset of a patient's fields, or its status",
     )
+    @transaction.atomic  # one read of the row: the 404 check takes the lock the update needs
     def patch(self, request, id):
-        patient = self.patient(id)
+        locked = selectors.patients_for_update(organization=self.organization)
+        patient = self.get_tenant_object(Patient, id, queryset=locked)
         body = self.parse_body(s.PatientUpdateSerializer, partial=True)
-        services.patient_update(
-            organization=self.organization, user=request.user, patient=patient, data=body.validated_data
+        patient = services.patient_update(
+            organization=self.organization, user=request.user, patient=patient, data=body.validated_data, locked=True
         )
-        return Response(s.PatientSerializer(self.patient(id)).data)
+        return Response(s.PatientSerializer(selectors.patient_tags_loaded(patient)).data)
 
     @extend_schema(
         tags=TAGS,
