@@ -1,31 +1,18 @@
-"""Writes of the capture area: forms and their lifecycle, receiving submissions, turning them into leads and
-journeys, intake review. The patient erasure and merge hooks are in apps/capture/hooks.py."""
+"""Turning stored submissions into leads and journeys: matching, drains of a practice, the sweep."""
 
-import hashlib
 import logging
-import secrets as secrets_module
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from django.db import DatabaseError, IntegrityError, connection, transaction
+from django.db import connection, transaction
 from django.db.models import F, Q
 from django.db.models.functions import Upper
 from django.utils import timezone
 from django_redis import get_redis_connection
 
-from apps.capture.errors import (
-    CaptureFormArchived,
-    DeliveryConflict,
-    NoPreviousSecret,
-    ReviewItemClosed,
-    SigningNotEnabled,
-)
 from apps.capture.fields import CLICK_IDS, UTM_FIELDS, Interpreted, interpret, phone_digits
-from apps.capture.hooks import erase_captures_of_patients, repoint_captures_to_survivor  # noqa: F401  (former home)
-from apps.capture.models import AttributionTouch, CaptureAttachment, CaptureForm, CaptureSubmission, IntakeReviewItem
-from apps.core import crypto
-from apps.core.errors import ValidationFailed
+from apps.capture.models import AttributionTouch, CaptureForm, CaptureSubmission, IntakeReviewItem
+from apps.capture.services.receiving import DRAIN_FLAG_SECONDS, _drain_flag
 from apps.journeys.models import Journey, JourneyStatus, Treatment
 from apps.journeys.services import journey_create, treatment_ensure_builtin
 from apps.patients.models import Activity, LeadSource, Location, MarketingConsent, Patient, digits_of
@@ -33,296 +20,7 @@ from apps.patients.services import consent_record, patient_create, patient_updat
 
 logger = logging.getLogger("apps.capture")
 
-TOKEN_PREFIX = "cap_"
-SECRET_PREFIX = "capsec_"
-SECRET_OVERLAP = timedelta(hours=24)
 MAX_PROCESS_ATTEMPTS = 10
-
-
-def token_digest(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-def _new_token() -> tuple[str, str, str]:
-    token = TOKEN_PREFIX + secrets_module.token_urlsafe(32)
-    return token, token_digest(token), crypto.encrypt(token)
-
-
-def form_token(form: CaptureForm) -> str:
-    return crypto.decrypt(form.token_encrypted)
-
-
-def form_secrets(form: CaptureForm) -> list[str]:
-    """The signing secrets a signed post may use now: the current one, and the previous one in its overlap."""
-    found = [crypto.decrypt(form.secret_encrypted)] if form.secret_encrypted else []
-    if form.previous_secret_encrypted and (
-        form.previous_secret_expires_at and form.previous_secret_expires_at > timezone.now()
-    ):
-        found.append(crypto.decrypt(form.previous_secret_encrypted))
-    return found
-
-
-# --- forms --------------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CreatedForm:
-    form: CaptureForm
-    token: str
-    signing_secret: str | None  # shown once, when the form is created in signed mode
-
-
-def _new_secret() -> str:
-    return SECRET_PREFIX + secrets_module.token_urlsafe(32)
-
-
-@transaction.atomic
-def form_create(*, organization, user, data: dict[str, Any]) -> CreatedForm:
-    token, digest, encrypted = _new_token()
-    signed = data.get("delivery_mode") == CaptureForm.Mode.SIGNED
-    secret = _new_secret() if signed else None
-    confirm = data.pop("confirm_mapping", False)
-    form = CaptureForm.objects.create(
-        organization=organization,
-        created_by=user,
-        token_digest=digest,
-        token_encrypted=encrypted,
-        secret_encrypted=crypto.encrypt(secret) if secret else "",
-        mapping_confirmed_at=timezone.now() if confirm else None,
-        **data,
-    )
-    return CreatedForm(form=form, token=token, signing_secret=secret)
-
-
-def _locked(*, organization, form: CaptureForm) -> CaptureForm:
-    return CaptureForm.objects.for_org(organization).select_for_update().get(id=form.id)
-
-
-def _writable(*, organization, form: CaptureForm) -> CaptureForm:
-    form = _locked(organization=organization, form=form)
-    if form.status == CaptureForm.Status.ARCHIVED:
-        raise CaptureFormArchived()
-    return form
-
-
-@transaction.atomic
-def form_update(*, organization, form: CaptureForm, data: dict[str, Any]) -> CaptureForm:
-    form = _writable(organization=organization, form=form)
-    for key, value in data.items():
-        setattr(form, key, value)
-    form.save()
-    return form
-
-
-@transaction.atomic
-def form_set_status(*, organization, form: CaptureForm, status: str) -> CaptureForm:
-    """Pause, resume or archive. Paused and archived tokens answer 404; archiving is final."""
-    form = _writable(organization=organization, form=form)
-    form.status = status
-    form.archived_at = timezone.now() if status == CaptureForm.Status.ARCHIVED else None
-    form.save(update_fields=["status", "archived_at", "updated_at"])
-    return form
-
-
-@transaction.atomic
-def form_regenerate_token(*, organization, form: CaptureForm) -> tuple[CaptureForm, str]:
-    """A new routing token; the old URL stops answering at once."""
-    form = _writable(organization=organization, form=form)
-    token, form.token_digest, form.token_encrypted = _new_token()
-    form.save(update_fields=["token_digest", "token_encrypted", "updated_at"])
-    return form, token
-
-
-@transaction.atomic
-def signing_enable(*, organization, form: CaptureForm) -> tuple[CaptureForm, str]:
-    """Signed mode with a new secret (shown once); unsigned posts stop at once. Enabling again replaces the secret
-    without overlap: use rotate for a gentle change."""
-    form = _writable(organization=organization, form=form)
-    secret = _new_secret()
-    form.delivery_mode = CaptureForm.Mode.SIGNED
-    form.secret_encrypted = crypto.encrypt(secret)
-    form.previous_secret_encrypted, form.previous_secret_expires_at = "", None
-    form.save()
-    return form, secret
-
-
-@transaction.atomic
-def signing_disable(*, organization, form: CaptureForm) -> CaptureForm:
-    form = _writable(organization=organization, form=form)
-    form.delivery_mode = CaptureForm.Mode.PUBLIC
-    form.secret_encrypted = form.previous_secret_encrypted = ""
-    form.previous_secret_expires_at = None
-    form.save()
-    return form
-
-
-@transaction.atomic
-def secret_rotate(*, organization, form: CaptureForm) -> tuple[CaptureForm, str]:
-    """A new secret, shown once; the previous one stays valid for 24 hours so senders can switch over."""
-    form = _writable(organization=organization, form=form)
-    if form.delivery_mode != CaptureForm.Mode.SIGNED:
-        raise SigningNotEnabled()
-    secret = _new_secret()
-    form.previous_secret_encrypted = form.secret_encrypted
-    form.previous_secret_expires_at = timezone.now() + SECRET_OVERLAP
-    form.secret_encrypted = crypto.encrypt(secret)
-    form.save()
-    return form, secret
-
-
-@transaction.atomic
-def secret_revoke_previous(*, organization, form: CaptureForm) -> CaptureForm:
-    form = _writable(organization=organization, form=form)
-    if not form.previous_secret_encrypted or (
-        form.previous_secret_expires_at and form.previous_secret_expires_at <= timezone.now()
-    ):
-        raise NoPreviousSecret()
-    form.previous_secret_encrypted, form.previous_secret_expires_at = "", None
-    form.save()
-    return form
-
-
-@transaction.atomic
-def mapping_confirm(*, organization, form: CaptureForm, mapping: dict[str, str] | None) -> tuple[CaptureForm, int]:
-    """Confirm the field mapping (optionally replacing it); the parked submissions are replayed in the order they
-    arrived, after this commits. Returns the form and how many were parked."""
-    # Allowed on an archived form too: its parked submissions are leads the practice already received.
-    form = _locked(organization=organization, form=form)
-    if mapping is not None:
-        form.field_mapping = mapping
-    form.mapping_confirmed_at = timezone.now()
-    form.save()
-    parked = CaptureSubmission.objects.for_org(organization).filter(form=form, status=CaptureSubmission.Status.PARKED)
-    count = parked.update(status=CaptureSubmission.Status.RECEIVED)
-    if count:
-        from apps.capture.tasks import process_form_backlog
-
-        transaction.on_commit(lambda: process_form_backlog.delay(str(form.id)))
-    return form, count
-
-
-# --- receiving ------------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Incoming:
-    """A post, as the view read it: flat fields, the delivery id (if any), a digest of the content, and files."""
-
-    fields: dict[str, Any]
-    delivery_id: str | None
-    content_digest: str
-    files: list = ()  # [(field name, UploadedFile)]
-
-
-@dataclass(frozen=True)
-class Receipt:
-    submission: CaptureSubmission
-    replayed: bool  # the same delivery id and content came before: nothing new was recorded
-
-
-def _store(*, form: CaptureForm, incoming: Incoming, status: str) -> Receipt:
-    submission = CaptureSubmission(
-        organization_id=form.organization_id,
-        form=form,
-        delivery_id=incoming.delivery_id,
-        content_digest=incoming.content_digest,
-        fields=incoming.fields,
-        status=status,
-    )
-    try:
-        with transaction.atomic():
-            submission.save(force_insert=True)
-            _store_files(submission, incoming.files)
-    except IntegrityError:
-        if incoming.delivery_id is None:
-            raise
-        existing = CaptureSubmission.objects.for_org(form.organization_id).get(
-            form=form, delivery_id=incoming.delivery_id
-        )
-        if not crypto.constant_time_equals(existing.content_digest, incoming.content_digest):
-            raise DeliveryConflict() from None
-        return Receipt(existing, replayed=True)
-    return Receipt(submission, replayed=False)
-
-
-class AttachmentsNotStored(Exception):
-    """A multipart file could not be written to the media storage: the capture is refused as not stored."""
-
-
-def _store_files(submission: CaptureSubmission, files) -> None:
-    """Files go to the media storage inside the storing transaction: if one cannot be written the whole capture is
-    refused (503) and the files already written are removed."""
-    from apps.accounts.media import media_storage
-
-    storage = media_storage()
-    written: list[str] = []
-    try:
-        for field_name, upload in files:
-            name = storage.save(f"capture/{submission.organization_id}/{submission.id}/{upload.name[-100:]}", upload)
-            written.append(name)
-            CaptureAttachment.objects.create(
-                organization_id=submission.organization_id,
-                submission=submission,
-                field_name=field_name[:200],
-                file_name=upload.name[-255:],
-                content_type=(upload.content_type or "")[:200],
-                size=upload.size,
-                storage_name=name,
-            )
-    except Exception as exc:
-        for name in written:
-            try:
-                storage.delete(name)
-            except Exception:
-                logger.warning("capture attachment cleanup failed")
-        if isinstance(exc, DatabaseError):
-            raise
-        # Any storage backend's failure (OSError on disk, botocore's errors on S3): the capture is not stored.
-        raise AttachmentsNotStored(type(exc).__name__) from None
-
-
-def _require_caller_number(*, form: CaptureForm, incoming: Incoming) -> None:
-    """An incoming call is one caller's number: without a usable one (after the mapping) it is refused, unrecorded."""
-    if not interpret(incoming.fields, form.field_mapping).patient.get("phone_mobile"):
-        raise ValidationFailed.for_field("phone", "an incoming call needs the caller's phone number")
-
-
-def capture_receive(*, form: CaptureForm, incoming: Incoming) -> Receipt:
-    """Store the post (idempotent per delivery id) and queue its processing. Stored is the promise the 201 makes:
-    the lead is made by a worker moments later (`tasks.drain_practice`), and if the broker or the processing
-    fails the beat sweep picks the submission up. A post that could not be stored raises (the view answers 503,
-    nothing was kept)."""
-    confirmed = form.mapping_confirmed_at is not None
-    if confirmed and form.kind == CaptureForm.Kind.INCOMING_CALLS:
-        _require_caller_number(form=form, incoming=incoming)
-    status = CaptureSubmission.Status.RECEIVED if confirmed else CaptureSubmission.Status.PARKED
-    receipt = _store(form=form, incoming=incoming, status=status)
-    if receipt.submission.status == CaptureSubmission.Status.RECEIVED:
-        _queue_processing(receipt.submission)
-    return receipt
-
-
-DRAIN_FLAG_SECONDS = 30
-
-
-def _drain_flag(organization_id) -> str:
-    return f"svc:capture:drain:{organization_id}"
-
-
-def _queue_processing(submission: CaptureSubmission) -> None:
-    """Ask a worker to drain the practice's stored submissions, unless a drain is already asked for or running
-    (a Redis flag): a burst of captures costs one Celery message, not one each, and one worker works through them
-    in order on one connection."""
-    from apps.capture.tasks import drain_practice
-
-    try:
-        if get_redis_connection("default").set(
-            _drain_flag(submission.organization_id), "1", nx=True, ex=DRAIN_FLAG_SECONDS
-        ):
-            drain_practice.delay(str(submission.organization_id))
-    except Exception:
-        # Stored is stored: the sender is told so, and the sweep processes it (ten attempts) while this is looked at.
-        logger.warning("capture submission %s stored, processing left to the sweep", submission.id)
 
 
 def drain_practice(*, organization_id, batch: int = 100) -> int:
@@ -355,9 +53,6 @@ def drain_practice(*, organization_id, batch: int = 100) -> int:
                     "capture submission %s not processed (%s); the sweep retries it", submission_id, type(exc).__name__
                 )
         redis.expire(flag, DRAIN_FLAG_SECONDS)
-
-
-# --- processing -----------------------------------------------------------------------------------------------------
 
 
 def patient_match(*, organization, email: str | None, phone: str | None) -> Patient | None:
@@ -616,20 +311,3 @@ def process_backlog(*, form_id=None, older_than: timedelta = timedelta(0), limit
             logger.warning("capture submission %s not processed (%s); will retry", submission_id, type(exc).__name__)
             CaptureSubmission.objects.unscoped().filter(id=submission_id).update(attempts=F("attempts") + 1)
     return done
-
-
-# --- intake review --------------------------------------------------------------------------------------------------
-
-
-@transaction.atomic
-def review_close(*, organization, user, item: IntakeReviewItem, status: str, note: str = "") -> IntakeReviewItem:
-    updated = (
-        IntakeReviewItem.objects.for_org(organization)
-        .filter(id=item.id, status=IntakeReviewItem.Status.OPEN)
-        .update(
-            status=status, resolved_at=timezone.now(), resolved_by=user, resolution_note=note, updated_at=timezone.now()
-        )
-    )
-    if not updated:
-        raise ReviewItemClosed()
-    return IntakeReviewItem.objects.for_org(organization).get(id=item.id)
