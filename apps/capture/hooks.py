@@ -17,7 +17,7 @@ def erase_captures_of_patients(*, organization, patient_ids) -> ErasureResult:
     (with their files); so do the practice's submissions not made into a lead (parked, waiting, rejected) that
     carry one of their e-mail addresses or phone numbers as written. Touches and review items go with the patient
     row itself."""
-    from apps.accounts.media import media_storage
+    from apps.accounts.services.media import media_storage
 
     contacts = {
         value

@@ -8,9 +8,11 @@ from django.middleware.csrf import get_token
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
-from apps.accounts import selectors, services, two_factor, user_sessions
+from apps.accounts import selectors, services
 from apps.accounts.api import serializers as s
 from apps.accounts.errors import InvalidCredentials
+from apps.accounts.services import sessions as user_sessions
+from apps.accounts.services import two_factor
 from apps.core.errors import OrganizationAmbiguous, UpgradeRequired
 from apps.core.limits import MinuteWindowLimit
 from apps.core.pagination import NewestFirstCursorPagination

@@ -66,7 +66,7 @@ class AttachmentsNotStored(Exception):
 def _store_files(submission: CaptureSubmission, files) -> None:
     """Files go to the media storage inside the storing transaction: if one cannot be written the whole capture is
     refused (503) and the files already written are removed."""
-    from apps.accounts.media import media_storage
+    from apps.accounts.services.media import media_storage
 
     storage = media_storage()
     written: list[str] = []

@@ -1,0 +1,36 @@
+"""Writes of the accounts area, one module per concern:
+
+- users: sign-up, a user found or created by e-mail address
+- organizations: practices (and agencies), memberships, owner invitations for partner-made practices
+- api_keys: personal API keys
+- team: invitations and members of a practice (roles, workspace, removal), entitlements
+- profile: the caller's own profile
+- two_factor: TOTP devices, backup codes, the sign-in challenge
+- sessions: the browser sessions of a user (recorded, listed, ended)
+- media: avatars and practice logos
+
+The names of users, organizations and api_keys are re-exported here, as they were from the former services.py; the
+other modules are imported as modules (`from apps.accounts.services import team`). The former module paths
+(apps.accounts.team, .profile, .two_factor, .user_sessions, .media) still import, as the same module objects.
+"""
+
+from apps.accounts.services import media, profile, sessions, team, two_factor
+from apps.accounts.services.api_keys import API_KEY_PREFIX, IssuedApiKey, api_key_create, api_key_revoke
+from apps.accounts.services.organizations import membership_add, organization_create
+from apps.accounts.services.users import user_get_or_create, user_sign_up
+
+__all__ = [
+    "API_KEY_PREFIX",
+    "IssuedApiKey",
+    "api_key_create",
+    "api_key_revoke",
+    "media",
+    "membership_add",
+    "organization_create",
+    "profile",
+    "sessions",
+    "team",
+    "two_factor",
+    "user_get_or_create",
+    "user_sign_up",
+]
