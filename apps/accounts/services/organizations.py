@@ -1,6 +1,5 @@
 """Practices (and agencies) and their memberships."""
 
-
 from django.conf import settings
 from django.db import transaction
 

@@ -1,6 +1,5 @@
 """People: sign-up and finding or creating a user by e-mail address."""
 
-
 from django.contrib.auth import password_validation
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import validate_email
