@@ -1,7 +1,6 @@
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 
-from apps.accounts import team
 from apps.accounts.models import (
     ApiKey,
     Invitation,
@@ -11,6 +10,7 @@ from apps.accounts.models import (
     TotpDevice,
     User,
 )
+from apps.accounts.services import team
 from apps.core.admin import TenantAdmin, TenantInline
 
 

@@ -9,7 +9,8 @@ import hmac
 from django.db import InterfaceError, OperationalError
 from rest_framework.authentication import BaseAuthentication, SessionAuthentication, get_authorization_header
 
-from apps.accounts import selectors, user_sessions
+from apps.accounts import selectors
+from apps.accounts.services import sessions as user_sessions
 from apps.core import limits
 from apps.core.credentials import API_KEY, SESSION, Credential, signed_in_user
 from apps.core.errors import REASON_MALFORMED, REASON_STALE, AuthUnavailable, NotAuthenticated, bearer_challenge
@@ -56,7 +57,7 @@ class ApiKeyAuthentication(BaseAuthentication):
 
 class SessionCookieAuthentication(SessionAuthentication):
     """Django's session cookie, CSRF enforced on unsafe methods (DRF's SessionAuthentication); each use touches the
-    session's record (apps.accounts.user_sessions) at most once a minute."""
+    session's record (apps.accounts.services.sessions) at most once a minute."""
 
     def authenticate(self, request):
         user = signed_in_user(request._request)

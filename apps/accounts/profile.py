@@ -1,13 +1,7 @@
-"""Writes to a person's own profile (name). The e-mail address is the login and is not changed here."""
+"""Moved to apps.accounts.services.profile; this path stays importable, as the same module object (patching works)."""
 
-from apps.accounts.models import User
+import sys
 
+from apps.accounts.services import profile
 
-def user_profile_update(*, user: User, name: str | None = None) -> User:
-    fields = []
-    if name is not None:
-        user.name = name.strip()
-        fields.append("name")
-    if fields:
-        user.save(update_fields=[*fields, "updated_at"])
-    return user
+sys.modules[__name__] = profile

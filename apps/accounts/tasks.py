@@ -7,7 +7,7 @@ from django.contrib.sessions.models import Session
 from django.core.mail import send_mail
 from django.utils import timezone
 
-from apps.accounts import user_sessions
+from apps.accounts.services import sessions as user_sessions
 
 logger = logging.getLogger("apps.accounts")
 

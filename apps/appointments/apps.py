@@ -7,8 +7,8 @@ class AppointmentsConfig(AppConfig):
     verbose_name = "Appointments and scheduling"
 
     def ready(self):
-        from apps.appointments import services
+        from apps.appointments.hooks import erase_appointments_of_patients, repoint_appointments_to_survivor
         from apps.patients.public import on_erase, on_merge
 
-        on_erase(services.appointments_erase_for_patients)
-        on_merge(services.appointments_repoint_to_survivor)
+        on_erase(erase_appointments_of_patients)
+        on_merge(repoint_appointments_to_survivor)

@@ -9,6 +9,7 @@ cannot both commit; the loser gets 409 APPOINTMENT_CONFLICT naming the appointme
 import itertools
 import zoneinfo
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from django.db import IntegrityError, OperationalError, transaction
@@ -16,11 +17,13 @@ from django.utils import timezone
 
 from apps.appointments import selectors
 from apps.appointments.errors import AppointmentClosed, AppointmentConflict, AppointmentTransitionNotAllowed
+from apps.appointments.hooks import erase_appointments_of_patients as appointments_erase_for_patients  # noqa: F401
+from apps.appointments.hooks import repoint_appointments_to_survivor as appointments_repoint_to_survivor  # noqa: F401
 from apps.appointments.models import ACTIVE_STATUSES, MAX_LENGTH, Appointment, AppointmentStatus, WorkingHours
 from apps.core.errors import NotFound, ValidationFailed
-from apps.core.naming import to_camel
+from apps.core.writes import assign_fields
 from apps.events.services import Actor, emit
-from apps.patients.public import PatientMerged, repoint_rows_to_survivor, timeline_record
+from apps.patients.public import PatientMerged, timeline_record
 
 NO_DOUBLE_BOOKING = "appointments_no_double_booking"
 DEADLOCK_DETECTED = "40P01"  # SQLSTATE of a transaction PostgreSQL aborted to break a deadlock
@@ -28,6 +31,13 @@ SAVE_ATTEMPTS = 3
 
 # Fields a create or update may set (validated data of the API serializers, snake_case; relations as records).
 DETAIL_FIELDS = ("practitioner", "location", "treatment", "journey", "appointment_type", "notes")
+# Set the given detail fields; the camelCase names of those whose value changed.
+_assign = partial(
+    assign_fields,
+    fields=DETAIL_FIELDS,
+    relations={key: key for key in ("practitioner", "location", "treatment", "journey")},
+    blank_when_none=("notes",),
+)
 
 # status → the statuses POST /appointments/{id}/status may move it to (cancelling has its own route).
 STATUS_MOVES: dict[str, tuple[str, ...]] = {
@@ -123,27 +133,6 @@ def _save_without_clash(*, organization, appointment: Appointment, **save_kwargs
                 exclude_id=appointment.id,
             )
             raise AppointmentConflict(clash.id if clash else None) from None
-
-
-def _assign(appointment: Appointment, data: dict[str, Any]) -> list[str]:
-    """Set the given detail fields; return the camelCase names of those whose value changed."""
-    changed = []
-    for key in DETAIL_FIELDS:
-        if key not in data:
-            continue
-        value = data[key]
-        if key == "notes" and value is None:
-            value = ""
-        if key in ("practitioner", "location", "treatment", "journey"):
-            current = getattr(appointment, f"{key}_id")
-            if current != (value.pk if value is not None else None):
-                changed.append(f"{key}Id")
-            setattr(appointment, key, value)
-            continue
-        if getattr(appointment, key) != value:
-            changed.append(to_camel(key))
-        setattr(appointment, key, value)
-    return changed
 
 
 @transaction.atomic
@@ -347,18 +336,3 @@ def working_hours_replace(*, organization, practitioner, intervals: list[dict[st
     ]
     WorkingHours.objects.bulk_create(rows)
     return sorted(rows, key=lambda row: (row.weekday, row.start_time))
-
-
-# --- the patients area's erasure and merge hooks (registered in AppointmentsConfig.ready) -----------------------------
-
-
-def appointments_erase_for_patients(*, organization, patient_ids) -> None:
-    """Right to erasure: the patients' appointments go with them, in the erasing transaction, without events."""
-    Appointment.objects.for_org(organization).filter(patient_id__in=patient_ids).delete()
-
-
-def appointments_repoint_to_survivor(*, organization, survivor, duplicate) -> None:
-    """Merge: the duplicate's appointments belong to the survivor; one appointment.updated each (one INSERT)."""
-    repoint_rows_to_survivor(
-        organization=organization, model=Appointment, subject_type="appointment", survivor=survivor, duplicate=duplicate
-    )

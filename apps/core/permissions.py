@@ -14,11 +14,10 @@ from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 from apps.core.access import access_backend
 from apps.core.errors import BrowserSessionRequired, InsufficientScope, NotAuthenticated, PermissionDenied
+from apps.core.scopes import ACCOUNT_AREA, SCOPE_AREAS  # noqa: F401  (re-exported: views import them from here)
 
 # The caller's own identity (sign-out, /auth/me, /user/*): authenticated, no practice permission involved.
 AUTHENTICATED = "authenticated"
-# Scope area of account-wide routes: OAuth tokens need the coarse read/write scope there.
-ACCOUNT_AREA = "account"
 
 # Spec Authentication rule 9: 403 BROWSER_SESSION_REQUIRED to any machine credential (API key or OAuth token).
 BROWSER_SESSION_SURFACES = ("/user", "/organization", "/agreements", "/support")
@@ -29,26 +28,6 @@ ADMIN_AREA = "/admin"
 def under_prefix(path: str, *prefixes: str) -> bool:
     """Whether the path is one of the prefixes or below one (a whole segment: /users is not under /user)."""
     return any(path == prefix or path.startswith(prefix + "/") for prefix in prefixes)
-
-
-SCOPE_AREAS = frozenset(
-    {
-        "patients",
-        "appointments",
-        "journeys",
-        "tasks",
-        "conversations",
-        "treatments",
-        "campaigns",
-        "deposits",
-        "reputation",
-        "reports",
-        "webhooks",
-        "settings",
-        "dialer",
-        ACCOUNT_AREA,
-    }
-)
 
 
 def declared_permission(view, method: str) -> str | None:

@@ -8,6 +8,7 @@ from django.db.models.functions import Lower
 from django.utils import timezone
 
 from apps.core.errors import ValidationFailed
+from apps.core.writes import save_unique
 from apps.events.services import Actor, emit
 from apps.journeys.errors import (
     DefaultPipelineRequired,
@@ -34,16 +35,6 @@ from apps.journeys.models import (
     Treatment,
 )
 from apps.patients.public import Activity, PatientMerged, timeline_record
-
-
-def _save_unique(instance, error_class):
-    try:
-        with transaction.atomic():
-            instance.save()
-    except IntegrityError:
-        raise error_class() from None
-    return instance
-
 
 # --- seeding ------------------------------------------------------------------------------------------------------
 
@@ -112,7 +103,7 @@ def treatment_create(*, organization, data: dict) -> Treatment:
     practice_catalogue_seed(organization=organization)
     treatment = Treatment(organization=organization, **data)
     treatment.name = treatment.name.strip()
-    return _save_unique(treatment, TreatmentNameTaken)
+    return save_unique(treatment, TreatmentNameTaken)
 
 
 def treatment_update(*, organization, treatment: Treatment, data: dict) -> Treatment:
@@ -120,7 +111,7 @@ def treatment_update(*, organization, treatment: Treatment, data: dict) -> Treat
         raise TreatmentBuiltin()
     for key, value in data.items():
         setattr(treatment, key, value.strip() if key == "name" else value)
-    return _save_unique(treatment, TreatmentNameTaken)
+    return save_unique(treatment, TreatmentNameTaken)
 
 
 def treatment_archive(*, organization, treatment: Treatment) -> Treatment:
@@ -167,7 +158,7 @@ def pipeline_create(*, organization, name: str, stages=None, is_default: bool = 
     pipeline = Pipeline(organization=organization, name=name.strip())
     if is_default:
         _make_default(organization=organization, pipeline=pipeline)
-    _save_unique(pipeline, PipelineNameTaken)
+    save_unique(pipeline, PipelineNameTaken)
     _create_stages(pipeline=pipeline, stages=stages or DEFAULT_STAGES)
     return pipeline
 
@@ -182,7 +173,7 @@ def pipeline_update(*, organization, pipeline: Pipeline, data: dict) -> Pipeline
             raise DefaultPipelineRequired()
     if "name" in data:
         pipeline.name = data["name"].strip()
-    return _save_unique(pipeline, PipelineNameTaken)
+    return save_unique(pipeline, PipelineNameTaken)
 
 
 @transaction.atomic
@@ -197,7 +188,7 @@ def stage_add(*, organization, pipeline: Pipeline, name: str, kind: str, positio
     if position is None:
         position = next((i for i, stage in enumerate(active) if stage.kind != StageKind.OPEN), len(active))
     stage = Stage(organization=organization, pipeline=pipeline, name=name.strip(), kind=kind, position=len(stages))
-    _save_unique(stage, StageNameTaken)
+    save_unique(stage, StageNameTaken)
     active.insert(min(position, len(active)), stage)
     _renumber(active + archived)
     Pipeline.objects.for_org(organization).filter(id=pipeline.id).update(updated_at=timezone.now())
@@ -226,7 +217,7 @@ def stage_update(*, organization, pipeline: Pipeline, stage: Stage, data: dict) 
             stage.archived_at = timezone.now()
         elif not data["archived"]:
             stage.archived_at = None
-    return _save_unique(stage, StageNameTaken)
+    return save_unique(stage, StageNameTaken)
 
 
 @transaction.atomic

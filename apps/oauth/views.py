@@ -40,8 +40,10 @@ from oauth2_provider.views.mixins import OAuthLibMixin
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 from redis.exceptions import RedisError
 
-from apps.accounts import selectors, two_factor, user_sessions
+from apps.accounts import selectors
 from apps.accounts.limits import SIGN_IN_LIMIT
+from apps.accounts.services import sessions as user_sessions
+from apps.accounts.services import two_factor
 from apps.core.errors import ApiError, NotFound, RateLimited
 from apps.core.errors import render as render_api_error
 from apps.core.limits import TokenBucketLimit, client_address_block

@@ -1,25 +1,30 @@
 """Writes of partner agencies: creating linked practices and managing their owner invitations.
 
-The owner invitation is an ordinary accounts Invitation (role owner, 48 hours) whose inviter is the agency member:
-the practice has no owner yet, so team.invitation_create (which acts as a member of the practice) does not fit.
-Its e-mail goes through accounts.tasks.send_invitation_email, which drives the delivery state
-pending → publishing → published / parked.
+The practice and its owner invitation (an ordinary accounts Invitation, role owner, 48 hours, whose inviter is the
+agency member) are made through accounts' services (apps.accounts.services.owner_invitations); this area keeps the
+link and the log of owner e-mails its limits count.
 """
 
 import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from apps.accounts import roles
 from apps.accounts.errors import OwnerAlreadyMember
 from apps.accounts.models import Invitation, Membership, Organization
-from apps.accounts.tasks import DELIVERY_STALE_AFTER, send_invitation_email
-from apps.accounts.team import INVITATION_LIFETIME, OWNER_INVITATION_WINDOW, OWNER_INVITATIONS_PER_WINDOW
+from apps.accounts.services import (
+    OWNER_INVITATION_WINDOW,
+    OWNER_INVITATIONS_PER_WINDOW,
+    invitation_delivery_in_flight,
+    organization_create_unowned,
+    organization_lock,
+    owner_invitation_issue,
+    owner_invitation_resend,
+    owner_invitations_withdraw,
+)
 from apps.core.errors import RateLimited, ValidationFailed
 from apps.partners import selectors
 from apps.partners.errors import PracticeOwnerJoined
@@ -63,7 +68,7 @@ def practice_create(*, actor: Membership, name: str, owner_email: str, country: 
     now = timezone.now()
     with transaction.atomic():
         # One creation decision at a time per agency: neither the repeat check nor the limit can be raced past.
-        Organization.objects.select_for_update().filter(pk=agency.pk).first()
+        organization_lock(organization_id=agency.pk)
         existing = (
             PracticeLink.objects.for_org(agency)
             .filter(unlinked_at__isnull=True, owner_email=email, requested_name=name, requested_country=country)
@@ -80,9 +85,7 @@ def practice_create(*, actor: Membership, name: str, owner_email: str, country: 
             code="PARTNER_CREATE_LIMIT",
             message="This agency created 100 practices in the last 24 hours.",
         )
-        practice = Organization.objects.create(
-            name=name, kind=Organization.Kind.PRACTICE, country=country, region=settings.SVC_REGION
-        )
+        practice = organization_create_unowned(name=name, country=country)
         link = PracticeLink.objects.create(
             organization=agency,
             practice=practice,
@@ -104,24 +107,16 @@ class OwnerInvitationOutcome:
     invitation: Invitation
 
 
-def _queue(invitation: Invitation, now: datetime) -> None:
+def _log_email(invitation: Invitation) -> None:
+    """Each owner e-mail is logged: the per-address limit counts them."""
     OwnerInvitationEmail.objects.create(
         organization_id=invitation.organization_id, invitation=invitation, email=invitation.email
     )
-    invitation_id = str(invitation.id)
-    transaction.on_commit(lambda: send_invitation_email.delay(invitation_id))
 
 
 def _new_owner_invitation(practice: Organization, email: str, *, inviter, now: datetime) -> Invitation:
-    invitation = Invitation.objects.create(
-        organization=practice,
-        email=email,
-        role=roles.OWNER,
-        inviter=inviter,
-        expires_at=now + INVITATION_LIFETIME,
-        delivery=Delivery.PENDING,
-    )
-    _queue(invitation, now)
+    invitation = owner_invitation_issue(organization=practice, email=email, inviter=inviter, now=now)
+    _log_email(invitation)
     return invitation
 
 
@@ -129,7 +124,7 @@ def _lock_practice(actor: Membership, practice_id) -> Organization:
     """The linked practice, locked (one owner-invitation decision at a time per practice); 404 otherwise; 409 once
     its owner joined."""
     link = selectors.link_of(actor.organization, practice_id)
-    practice = Organization.objects.select_for_update().get(pk=link.practice_id)
+    practice = organization_lock(organization_id=link.practice_id)
     if selectors.owner_joined(practice):
         raise PracticeOwnerJoined()
     return practice
@@ -143,14 +138,6 @@ def _check_owner_email_limit(practice: Organization, email: str, now: datetime) 
         now,
         code="OWNER_INVITATION_LIMIT",
         message="Three owner invitations were e-mailed to this address for this practice in the last 24 hours.",
-    )
-
-
-def _in_flight(invitation: Invitation, now: datetime) -> bool:
-    """Queued or being handed to the e-mail backend, and not lost (a delivery stuck past DELIVERY_STALE_AFTER
-    counts as failed)."""
-    return invitation.delivery in (Delivery.PENDING, Delivery.PUBLISHING) and (
-        invitation.updated_at > now - DELIVERY_STALE_AFTER
     )
 
 
@@ -177,7 +164,7 @@ def owner_invitation_send(*, actor: Membership, practice_id, owner_email: str) -
             pending.filter(email=email, role=roles.OWNER, expires_at__gt=now).order_by("-created_at", "-id").first()
         )
         if current is not None:
-            if _in_flight(current, now):
+            if invitation_delivery_in_flight(current, now):
                 return OwnerInvitationOutcome(False, current)
             if (
                 current.delivery == Delivery.PUBLISHED
@@ -186,17 +173,13 @@ def owner_invitation_send(*, actor: Membership, practice_id, owner_email: str) -
             ):
                 return OwnerInvitationOutcome(False, current)
         _check_owner_email_limit(practice, email, now)
-        superseded = pending.filter(Q(role=roles.OWNER) | Q(email=email))
         if current is not None and current.delivery != Delivery.PUBLISHED:
             # The last e-mail never left (parked, or lost in flight): the same e-mail again.
-            superseded.exclude(pk=current.pk).update(
-                status=Invitation.Status.CANCELED, responded_at=now, updated_at=now
-            )
-            Invitation.objects.for_org(practice).filter(pk=current.pk).update(delivery=Delivery.PENDING, updated_at=now)
-            current.refresh_from_db()
-            _queue(current, now)
+            owner_invitations_withdraw(organization=practice, email=email, keep=current, now=now)
+            owner_invitation_resend(invitation=current, now=now)
+            _log_email(current)
             return OwnerInvitationOutcome(True, current)
-        superseded.update(status=Invitation.Status.CANCELED, responded_at=now, updated_at=now)
+        owner_invitations_withdraw(organization=practice, email=email, now=now)
         invitation = _new_owner_invitation(practice, email, inviter=actor.user, now=now)
     return OwnerInvitationOutcome(True, invitation)
 
@@ -206,8 +189,4 @@ def owner_invitation_withdraw(*, actor: Membership, practice_id) -> int:
     now = timezone.now()
     with transaction.atomic():
         practice = _lock_practice(actor, practice_id)
-        return (
-            Invitation.objects.for_org(practice)
-            .filter(role=roles.OWNER, status=Invitation.Status.PENDING, expires_at__gt=now)
-            .update(status=Invitation.Status.CANCELED, responded_at=now, updated_at=now)
-        )
+        return owner_invitations_withdraw(organization=practice, open_only=True, now=now)

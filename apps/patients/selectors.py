@@ -1,15 +1,29 @@
 """Reads of patients: the list with filters, typo-tolerant search and stable sorting; one record; the timeline."""
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from uuid import UUID
 
+from django.contrib.postgres.aggregates import StringAgg
 from django.contrib.postgres.search import TrigramWordSimilarity
 from django.db import connection, transaction
-from django.db.models import BooleanField, Count, Exists, F, OuterRef, Prefetch, Q, QuerySet, Window
+from django.db.models import (
+    BooleanField,
+    Count,
+    Exists,
+    F,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    Window,
+    prefetch_related_objects,
+)
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Lower
 
+from apps.patients.errors import ExportTooLarge
 from apps.patients.models import (
     Activity,
     MarketingConsent,
@@ -202,8 +216,42 @@ def patient_ordered(queryset: QuerySet, query: PatientQuery) -> QuerySet:
     return queryset.order_by(primary, F("id").desc() if descending else F("id").asc())
 
 
+def patient_export_rows(*, organization, query: PatientQuery, sources: list[str], row_cap: int) -> QuerySet:
+    """The export's rows as a values_list of `sources` (column names; "tag_names" is the patient's tags joined by
+    ";"), in the list's order. More than `row_cap` matching rows raises EXPORT_TOO_LARGE before anything is read."""
+    matching = patient_filtered(organization=organization, query=query)
+    if matching.order_by()[: row_cap + 1].count() > row_cap:
+        raise ExportTooLarge(details={"maxRows": row_cap})
+    rows = patient_ordered(matching, replace(query, ids=None))  # ordered as the list would be, selection or not
+    if "tag_names" in sources:
+        names = (
+            PatientTag.objects.unscoped()
+            .filter(patient_id=OuterRef("id"))
+            .values("patient_id")
+            .annotate(names=StringAgg("tag__name", delimiter=";", order_by="tag__name"))
+            .values("names")
+        )
+        rows = rows.annotate(tag_names=Subquery(names))
+    return rows.values_list(*sources)
+
+
+def _tags_prefetch() -> Prefetch:
+    return Prefetch("tags", queryset=Tag.unscoped_objects.order_by(Lower("name")))
+
+
 def with_tags(queryset: QuerySet) -> QuerySet:
-    return queryset.prefetch_related(Prefetch("tags", queryset=Tag.unscoped_objects.order_by(Lower("name"))))
+    return queryset.prefetch_related(_tags_prefetch())
+
+
+def patients_for_update(*, organization) -> QuerySet[Patient]:
+    """The practice's patients, each row read locked (SELECT ... FOR UPDATE) until the transaction ends."""
+    return Patient.objects.for_org(organization).select_for_update()
+
+
+def patient_tags_loaded(patient: Patient) -> Patient:
+    """The patient with its tags fetched (one query), in the order the patient routes render them."""
+    prefetch_related_objects([patient], _tags_prefetch())
+    return patient
 
 
 def patient_page(*, organization, query: PatientQuery, limit: int, offset: int, embed_tags: bool):

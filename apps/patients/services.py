@@ -4,11 +4,12 @@ entries, and refuses what the contract refuses (merged records, under-called lea
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import IntegrityError, connection, transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from apps.core.errors import NotFound, ValidationFailed
 from apps.core.naming import to_camel as camel
+from apps.core.writes import assign_fields, save_unique
 from apps.events.services import Actor, PendingEvent, emit, emit_many
 from apps.patients import hooks
 from apps.patients.errors import (
@@ -89,19 +90,6 @@ def _require_contact(patient: Patient) -> None:
         )
 
 
-def _assign(patient: Patient, data: dict[str, Any]) -> list[str]:
-    """Set the given fields; return the camelCase names of those whose value changed."""
-    changed = []
-    for key, value in data.items():
-        attribute = RELATIONS.get(key, key)
-        current = getattr(patient, f"{attribute}_id" if key in RELATIONS else attribute)
-        new = value.pk if key in RELATIONS and value is not None else value
-        if current != new:
-            changed.append(camel(key))
-        setattr(patient, attribute, value)
-    return changed
-
-
 def _check_referrer(patient: Patient) -> None:
     if patient.referred_by_patient_id is not None and patient.referred_by_patient_id == patient.id:
         raise ValidationFailed.for_field("referredByPatientId", "a patient cannot refer themselves")
@@ -110,7 +98,7 @@ def _check_referrer(patient: Patient) -> None:
 @transaction.atomic
 def patient_create(*, organization, user, data: dict[str, Any]) -> Patient:
     patient = Patient(organization=organization)
-    _assign(patient, data)
+    assign_fields(patient, data, relations=RELATIONS)
     _require_contact(patient)
     patient.save()
     timeline_record(organization=organization, user=user, patient_id=patient.id, kind=Activity.Kind.CREATED)
@@ -125,13 +113,15 @@ def patient_create(*, organization, user, data: dict[str, Any]) -> Patient:
 
 
 @transaction.atomic
-def patient_update(*, organization, user, patient: Patient, data: dict[str, Any]) -> Patient:
-    patient = Patient.objects.for_org(organization).select_for_update().get(id=patient.id)
+def patient_update(*, organization, user, patient: Patient, data: dict[str, Any], locked: bool = False) -> Patient:
+    """`locked`: the caller read `patient` with select_for_update in the current transaction; it is not read again."""
+    if not locked:
+        patient = Patient.objects.for_org(organization).select_for_update().get(id=patient.id)
     _ensure_not_merged(patient)
     if "status" in data and patient.archived_at is not None and data["status"] != patient.status:
         raise PatientArchived()
     previous_status = patient.status
-    changed = _assign(patient, data)
+    changed = assign_fields(patient, data, relations=RELATIONS)
     _require_contact(patient)
     _check_referrer(patient)
     if not changed:
@@ -530,23 +520,14 @@ def patients_bulk_archive(*, organization, user, patient_ids, reason: str | None
 # --- tags ----------------------------------------------------------------------------------------------------
 
 
-def _save_unique(instance, error_class):
-    try:
-        with transaction.atomic():
-            instance.save()
-    except IntegrityError:
-        raise error_class() from None
-    return instance
-
-
 def tag_create(*, organization, name: str, color: str = "") -> Tag:
-    return _save_unique(Tag(organization=organization, name=name.strip(), color=color), TagNameTaken)
+    return save_unique(Tag(organization=organization, name=name.strip(), color=color), TagNameTaken)
 
 
 def tag_update(*, organization, tag: Tag, data: dict) -> Tag:
     for key, value in data.items():
         setattr(tag, key, value.strip() if key == "name" else value)
-    return _save_unique(tag, TagNameTaken)
+    return save_unique(tag, TagNameTaken)
 
 
 @transaction.atomic
@@ -599,13 +580,13 @@ def consent_record(*, organization, user, patient: Patient, channel: str, status
 
 
 def saved_view_create(*, organization, user, data: dict) -> SavedView:
-    return _save_unique(SavedView(organization=organization, owner=user, **data), SavedViewNameTaken)
+    return save_unique(SavedView(organization=organization, owner=user, **data), SavedViewNameTaken)
 
 
 def saved_view_update(*, organization, view: SavedView, data: dict) -> SavedView:
     for key, value in data.items():
         setattr(view, key, value)
-    return _save_unique(view, SavedViewNameTaken)
+    return save_unique(view, SavedViewNameTaken)
 
 
 def saved_view_delete(*, organization, view: SavedView) -> None:

@@ -8,7 +8,7 @@ class TasksConfig(AppConfig):
 
     def ready(self):
         from apps.patients.public import on_erase, on_merge
-        from apps.tasks import services
+        from apps.tasks.hooks import erase_tasks_of_patients, repoint_tasks_to_survivor
 
-        on_erase(services.tasks_erase_for_patients)
-        on_merge(services.tasks_repoint_to_survivor)
+        on_erase(erase_tasks_of_patients)
+        on_merge(repoint_tasks_to_survivor)

@@ -5,6 +5,7 @@ the ids of the assignee, patient and journey. A task about a patient also writes
 patient's timeline (ids only), in the same transaction.
 """
 
+from functools import partial
 from typing import Any
 
 from django.db import transaction
@@ -12,16 +13,22 @@ from django.utils import timezone
 
 from apps.accounts.models import Membership
 from apps.core.errors import NotFound, ValidationFailed
-from apps.core.naming import to_camel as camel
+from apps.core.writes import assign_fields
 from apps.events.services import Actor, emit
-from apps.patients.public import Activity, PatientMerged, repoint_rows_to_survivor, timeline_record
+from apps.patients.public import Activity, PatientMerged, timeline_record
 from apps.tasks.errors import TaskTransitionNotAllowed
+from apps.tasks.hooks import erase_tasks_of_patients as tasks_erase_for_patients  # noqa: F401  (former home)
+from apps.tasks.hooks import repoint_tasks_to_survivor as tasks_repoint_to_survivor  # noqa: F401
 from apps.tasks.models import Task, TaskStatus
 
 # Fields a create or update may set (validated data of the API serializers, snake_case).
 WRITABLE = ("title", "description", "due_at", "priority", "assignee_id", "patient", "journey")
 # Related records among them → their wire names.
 RELATED = {"patient": "patientId", "journey": "journeyId"}
+# Set the given fields; the camelCase names of those whose value changed.
+_assign = partial(
+    assign_fields, fields=WRITABLE, relations={key: key for key in RELATED}, blank_when_none=("description",)
+)
 
 
 def _actor(user) -> Actor:
@@ -62,26 +69,6 @@ def _check_assignee(*, organization, user_id) -> None:
 def _check_patient(patient) -> None:
     if patient is not None and patient.merged_into_id is not None:
         raise PatientMerged(patient.merged_into_id)
-
-
-def _assign(task: Task, data: dict[str, Any]) -> list[str]:
-    """Set the given fields; return the camelCase names of those whose value changed."""
-    changed = []
-    for key in WRITABLE:
-        if key not in data:
-            continue
-        value = data[key]
-        if key == "description" and value is None:
-            value = ""
-        if key in RELATED:
-            if getattr(task, f"{key}_id") != (value.pk if value is not None else None):
-                changed.append(RELATED[key])
-            setattr(task, key, value)
-            continue
-        if getattr(task, key) != value:
-            changed.append(camel(key))
-        setattr(task, key, value)
-    return changed
 
 
 def _with_journey_patient(*, task: Task | None, data: dict[str, Any]) -> dict[str, Any]:
@@ -211,19 +198,3 @@ def task_transition(*, organization, user, task_id, action: str) -> Task:
     _event(organization=organization, user=user, task=task, type=event_type, action=action, changed_fields=changed)
     _timeline(organization=organization, user=user, task=task, action=action)
     return task
-
-
-# --- the patients area's erasure and merge hooks (registered in TasksConfig.ready) ------------------------------
-
-
-def tasks_erase_for_patients(*, organization, patient_ids) -> None:
-    """Right to erasure: the patients' tasks go with them, in the erasing transaction. No event is recorded for a
-    task erased with its patient (the catalogue has no deletion event, and the erasure leaves no trace)."""
-    Task.objects.for_org(organization).filter(patient_id__in=patient_ids).delete()
-
-
-def tasks_repoint_to_survivor(*, organization, survivor, duplicate) -> None:
-    """Merge: the duplicate's tasks now belong to the survivor; one task.updated per task moved (one INSERT)."""
-    repoint_rows_to_survivor(
-        organization=organization, model=Task, subject_type="task", survivor=survivor, duplicate=duplicate
-    )

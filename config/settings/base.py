@@ -5,7 +5,8 @@ from pathlib import Path
 
 import dj_database_url
 
-from apps.core.uuids import UUID_PATTERN  # a plain module: no Django import, safe in settings
+from apps.core.scopes import OAUTH_AREAS  # plain modules: no Django import, safe in settings
+from apps.core.uuids import UUID_PATTERN
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -392,20 +393,6 @@ LOGGING = {
 
 
 # --- OAuth 2.0 authorization server (django-oauth-toolkit; apps/oauth) ---------------------------------------------
-OAUTH_AREAS = (
-    "patients",
-    "appointments",
-    "journeys",
-    "tasks",
-    "conversations",
-    "treatments",
-    "campaigns",
-    "deposits",
-    "reputation",
-    "reports",
-    "webhooks",
-    "settings",
-)
 OAUTH_SCOPES = {
     "read": "Read everything your role can read",
     "write": "Change everything your role can change",

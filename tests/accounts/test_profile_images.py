@@ -7,8 +7,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 
-from apps.accounts import media
 from apps.accounts.models import Organization, StoredImage, User
+from apps.accounts.services import media
 from tests.factories import MembershipFactory
 from tests.helpers import assert_error
 

@@ -11,8 +11,8 @@ from django.contrib.sessions.models import Session
 from django.test import Client
 from django.utils import timezone
 
-from apps.accounts import user_sessions
 from apps.accounts.models import UserSession
+from apps.accounts.services import sessions as user_sessions
 from apps.accounts.tasks import purge_expired_sessions
 from apps.core import crypto
 from tests.helpers import assert_error

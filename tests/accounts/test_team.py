@@ -9,8 +9,8 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from apps.accounts import team
 from apps.accounts.models import Membership, Organization
+from apps.accounts.services import team
 from tests.accounts.two_factor_support import GENERATION, ME, admin_form_data, generation, post, put
 from tests.factories import MembershipFactory, OrganizationFactory, UserFactory
 from tests.helpers import assert_error

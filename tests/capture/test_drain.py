@@ -66,7 +66,7 @@ def test_two_workers_processing_one_practice_at_once_make_one_patient(owner, cre
         time.sleep(0.3)  # widen the window between looking for the patient and creating it
         return found
 
-    monkeypatch.setattr(services, "patient_match", slow_match)
+    monkeypatch.setattr(services.processing, "patient_match", slow_match)
 
     def process(submission_id):
         try:

@@ -92,7 +92,7 @@ def test_public_screen_limits_a_client_address(owner, settings, create_form, fro
 def test_database_failure_while_storing_is_503_and_nothing_is_kept(owner, create_form, monkeypatch):
     form = create_form()
     before = counts(owner.organization)
-    monkeypatch.setattr(services, "_store", fail_with(OperationalError("connection lost")))
+    monkeypatch.setattr(services.receiving, "_store", fail_with(OperationalError("connection lost")))
 
     response = public_post(form, LEAD)
 
@@ -162,7 +162,7 @@ def test_failure_after_storing_answers_201_and_the_sweep_finishes(owner, api, cr
     form = create_form()
     before = counts(owner.organization)
     with monkeypatch.context() as patch:
-        patch.setattr(services, "submission_process", fail_with(exception))
+        patch.setattr(services.processing, "submission_process", fail_with(exception))
         response = public_post(form, LEAD | {"utm_source": "later"})
 
     assert response.status_code == 201, response.content
@@ -196,7 +196,7 @@ def test_failure_after_storing_answers_201_and_the_sweep_finishes(owner, api, cr
 def test_sweep_gives_up_after_ten_attempts(owner, create_form, monkeypatch):
     form = create_form()
     with monkeypatch.context() as patch:
-        patch.setattr(services, "submission_process", fail_with(OperationalError("down")))
+        patch.setattr(services.processing, "submission_process", fail_with(OperationalError("down")))
         assert public_post(form, LEAD).status_code == 201
     submission = submissions_of(owner.organization).get()
     age(submission.id, 60)
@@ -209,7 +209,7 @@ def test_sweep_gives_up_after_ten_attempts(owner, create_form, monkeypatch):
 def test_sweep_counts_an_attempt_when_processing_fails(owner, create_form, monkeypatch):
     form = create_form()
     with monkeypatch.context() as patch:
-        patch.setattr(services, "submission_process", fail_with(OperationalError("down")))
+        patch.setattr(services.processing, "submission_process", fail_with(OperationalError("down")))
         assert public_post(form, LEAD).status_code == 201
         submission = submissions_of(owner.organization).get()
         age(submission.id, 60)
@@ -221,7 +221,7 @@ def test_sweep_counts_an_attempt_when_processing_fails(owner, create_form, monke
 def test_retry_of_a_stored_but_unprocessed_delivery_processes_it(owner, create_form, monkeypatch):
     form = create_form(deliveryMode="signed")
     with monkeypatch.context() as patch:
-        patch.setattr(services, "submission_process", fail_with(OperationalError("down")))
+        patch.setattr(services.processing, "submission_process", fail_with(OperationalError("down")))
         first = signed_post(form, LEAD, secret=form["signingSecret"], delivery_id="r-1")
     assert first.status_code == 201
     assert Patient.objects.for_org(owner.organization).count() == 0
@@ -336,7 +336,7 @@ def test_processing_locks_only_the_submission(owner, create_form, monkeypatch):
     change, another capture of the same form) must neither make it skip the submission nor wait."""
     form = create_form()
     with monkeypatch.context() as patch:
-        patch.setattr(services, "submission_process", fail_with(OperationalError("down")))
+        patch.setattr(services.processing, "submission_process", fail_with(OperationalError("down")))
         assert public_post(form, LEAD).status_code == 201
     submission = submissions_of(owner.organization).get()
     locked, release, failures = threading.Event(), threading.Event(), []

@@ -20,6 +20,7 @@ from apps.events.services import (
     envelope,
     envelope_bytes,
 )
+from tests.helpers import run_in_threads
 
 # The spec's catalogue, written out from "Events → Catalogue (40 names)".
 SPEC_CATALOGUE = {
@@ -450,27 +451,14 @@ def test_different_idempotency_keys_are_different_events(owner):
 def test_concurrent_emits_with_one_key_make_one_event(owner):
     barrier = threading.Barrier(2)
     results: list[uuid.UUID] = []
-    errors: list[BaseException] = []
-    lock = threading.Lock()
 
     def worker():
-        try:
-            with transaction.atomic():
-                barrier.wait(timeout=5)
-                event = _emit(owner.organization, Actor.system(), idempotency_key="provider:msg-42")
-            with lock:
-                results.append(event.id)
-        except BaseException as exc:  # reported below, not swallowed
-            with lock:
-                errors.append(exc)
-        finally:
-            connection.close()
+        with transaction.atomic():
+            barrier.wait(timeout=5)
+            event = _emit(owner.organization, Actor.system(), idempotency_key="provider:msg-42")
+        results.append(event.id)
 
-    threads = [threading.Thread(target=worker) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=20)
+    errors = run_in_threads(worker, timeout=20)
 
     assert errors == []
     assert len(results) == 2

@@ -15,22 +15,13 @@ from apps.patients import hooks
 from apps.patients.hooks import ErasureResult
 from apps.patients.models import Activity, MarketingConsent, Patient, PatientTag, Tag
 from tests.factories import PatientFactory, TagFactory
+from tests.helpers import assert_error
 
 PATIENT_MERGED = "PATIENT_MERGED"
 NON_OWNER_ROLES = ["manager", "front_desk", "telesales", "analyst", "dentist", "hygienist", "nurse"]
 
 
 # --- helpers -----------------------------------------------------------------------------------------------
-
-
-def assert_error(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert set(body) == {"code", "message", "details"}, body
-    assert body["code"] == code, body
-    assert isinstance(body["message"], str) and body["message"]
-    assert isinstance(body["details"], dict)
-    return body
 
 
 def assert_validation_error(response, *fields: str) -> dict:

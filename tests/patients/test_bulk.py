@@ -15,6 +15,7 @@ from django.test.utils import CaptureQueriesContext
 from apps.events.models import Event
 from apps.patients.models import Activity, Patient, PatientTag, Tag
 from tests.factories import LocationFactory, PatientFactory, TagFactory
+from tests.helpers import assert_error
 
 TAGS = "/patients/bulk/tags"
 LOCATION = "/patients/bulk/location"
@@ -23,16 +24,6 @@ BULK_ROUTES = [TAGS, LOCATION, ARCHIVE]
 
 
 # --- helpers -----------------------------------------------------------------------------------------------
-
-
-def assert_error(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert set(body) == {"code", "message", "details"}, body
-    assert body["code"] == code, body
-    assert isinstance(body["message"], str) and body["message"]
-    assert isinstance(body["details"], dict)
-    return body
 
 
 def assert_validation_error(response, field: str) -> dict:

@@ -6,7 +6,9 @@ import uuid
 from datetime import date, timedelta
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from apps.events.models import Event
@@ -19,6 +21,7 @@ from tests.factories import (
     PriceListFactory,
     TagFactory,
 )
+from tests.helpers import assert_error
 
 PATIENTS = "/patients"
 
@@ -106,16 +109,6 @@ NULLABLE_TEXT = {
 
 
 # --- helpers ---------------------------------------------------------------------------------------------------
-
-
-def assert_error(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert set(body) == {"code", "message", "details"}, body
-    assert body["code"] == code, body
-    assert isinstance(body["message"], str) and body["message"]
-    assert isinstance(body["details"], dict)
-    return body
 
 
 def assert_invalid(response, field: str) -> dict:
@@ -520,6 +513,29 @@ def test_patch_changes_only_the_fields_sent(api, patient):
     row = patient_row(patient.id)
     assert row["last_name"] == "Bianchi" and row["city"] == "Roma"
     assert row["first_name"] == "Mario" and row["email"] == "mario.rossi@example.com"
+
+
+def test_patch_reads_the_patient_row_once_and_renders_the_update(api, org, patient):
+    """PATCH /patients/{id} reads the row once (the 404 check and the lock, SELECT ... FOR UPDATE) and renders the
+    service's result, tags included, as a GET would show it afterwards."""
+    for name in ("zeta", "Alpha"):
+        PatientTag.objects.create(organization=org, patient=patient, tag=TagFactory(organization=org, name=name))
+
+    with CaptureQueriesContext(connection) as captured:
+        response = patch_json(api, f"{PATIENTS}/{patient.id}", {"lastName": "Bianchi", "status": "patient"})
+
+    assert response.status_code == 200, response.content
+    row_reads = [
+        q["sql"]
+        for q in captured.captured_queries
+        if q["sql"].startswith("SELECT")
+        and 'FROM "patients_patient"' in q["sql"]
+        and (str(patient.id) in q["sql"] or patient.id.hex in q["sql"])
+    ]
+    assert len(row_reads) == 1, row_reads
+    assert "FOR UPDATE" in row_reads[0]
+    assert response.json() == api.get(f"{PATIENTS}/{patient.id}").json()
+    assert [tag["name"] for tag in response.json()["tags"]] == ["Alpha", "zeta"]
 
 
 def test_patch_with_an_empty_object_changes_nothing(api, org, patient):

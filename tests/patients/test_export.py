@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from apps.patients.api.serializers import EXPORT_COLUMNS
 from apps.patients.models import Patient
+from tests import helpers
 from tests.factories import PatientFactory, TagFactory
 
 EXPORT = "/patients/export"
@@ -33,14 +34,9 @@ DEFAULT_COLUMNS = [
 
 
 def assert_error(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.content
-    assert response["Content-Type"].startswith("application/json")
-    body = response.json()
-    assert set(body) == {"code", "message", "details"}, body
-    assert body["code"] == code, body
-    assert isinstance(body["message"], str) and body["message"]
-    assert isinstance(body["details"], dict)
-    return body
+    """The envelope (tests.helpers), served as JSON even on a route that answers CSV."""
+    assert response["Content-Type"].startswith("application/json"), response.content
+    return helpers.assert_error(response, status, code)
 
 
 def assert_validation_error(response, field: str) -> dict:

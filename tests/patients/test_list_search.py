@@ -12,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from apps.patients.models import Patient
 from apps.patients.selectors import PatientQuery, patient_filtered
 from tests.factories import LeadSourceFactory, LocationFactory, OrganizationFactory, PatientFactory, TagFactory
+from tests.helpers import assert_error
 
 PATIENTS = "/patients"
 PAGE_KEYS = {"items", "total", "limit", "offset"}
@@ -19,16 +20,6 @@ SORTS = ("createdAt", "updatedAt", "lastName", "firstName", "status", "dateOfBir
 
 
 # --- helpers ---------------------------------------------------------------------------------------------------
-
-
-def assert_error(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert set(body) == {"code", "message", "details"}, body
-    assert body["code"] == code, body
-    assert isinstance(body["message"], str) and body["message"]
-    assert isinstance(body["details"], dict)
-    return body
 
 
 def assert_invalid(response, field: str) -> dict:

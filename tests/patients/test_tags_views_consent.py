@@ -9,6 +9,7 @@ from django.test import Client
 from apps.events.models import Event
 from apps.patients.models import MarketingConsent, Patient, PatientTag, SavedView, Tag
 from tests.factories import PatientFactory, TagFactory
+from tests.helpers import assert_error
 
 TAGS = "/tags"
 VIEWS = "/saved-views"
@@ -29,16 +30,6 @@ CONSENT_FIELDS = {"id", "channel", "status", "source", "evidence", "recordedAt",
 
 
 # --- helpers -----------------------------------------------------------------------------------------------
-
-
-def assert_error(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert set(body) == {"code", "message", "details"}, body
-    assert body["code"] == code, body
-    assert isinstance(body["message"], str) and body["message"]
-    assert isinstance(body["details"], dict)
-    return body
 
 
 def assert_validation_error(response, field: str) -> dict:

@@ -5,15 +5,15 @@ import pytest
 
 from apps.patients import hooks
 from apps.patients.models import Patient
-from apps.tasks import services
+from apps.tasks.hooks import erase_tasks_of_patients, repoint_tasks_to_survivor
 from apps.tasks.models import Task
 from tests.factories import PatientFactory
 from tests.tasks.helpers import make_task, post_json, task_events, url
 
 
 def test_hooks_are_registered():
-    assert services.tasks_erase_for_patients in hooks._erasure_hooks
-    assert services.tasks_repoint_to_survivor in hooks._merge_hooks
+    assert erase_tasks_of_patients in hooks._erasure_hooks
+    assert repoint_tasks_to_survivor in hooks._merge_hooks
 
 
 def test_erasing_a_patient_deletes_their_tasks_and_those_of_records_merged_into_them(owner, api):

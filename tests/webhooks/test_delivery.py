@@ -30,6 +30,7 @@ from apps.events.models import Event
 from apps.events.services import Actor, emit
 from apps.webhooks import delivery, sender, services
 from apps.webhooks.models import WebhookDelivery, WebhookEndpoint
+from tests.helpers import run_in_threads
 
 HOOK = "/hook"
 MIN = timedelta(minutes=1)
@@ -731,35 +732,22 @@ def test_two_concurrent_workers_deliver_each_once_and_in_order_per_endpoint(owne
     total = WebhookDelivery.objects.for_org(organization).count()
     assert total == 30
     barrier = threading.Barrier(2)
-    errors: list[BaseException] = []
     sent = []
 
     def worker():
-        try:
-            barrier.wait(timeout=10)
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:
-                for endpoint in endpoints:
-                    sent.append(delivery.drain_endpoint(endpoint.id, max_deliveries=2).sent)
-                open_work = WebhookDelivery.objects.for_org(organization).exclude(
-                    status__in=[WebhookDelivery.Status.DELIVERED, WebhookDelivery.Status.FAILED]
-                )
-                if not open_work.exists():
-                    return
-                time.sleep(0.002)
-        except BaseException as exc:  # reported below
-            errors.append(exc)
-        finally:
-            connection.close()
+        barrier.wait(timeout=10)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            for endpoint in endpoints:
+                sent.append(delivery.drain_endpoint(endpoint.id, max_deliveries=2).sent)
+            open_work = WebhookDelivery.objects.for_org(organization).exclude(
+                status__in=[WebhookDelivery.Status.DELIVERED, WebhookDelivery.Status.FAILED]
+            )
+            if not open_work.exists():
+                return
+            time.sleep(0.002)
 
-    threads = [threading.Thread(target=worker) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=90)
-
-    assert errors == []
-    assert not any(thread.is_alive() for thread in threads)
+    assert run_in_threads(worker, timeout=90) == []
     statuses = set(WebhookDelivery.objects.for_org(organization).values_list("status", flat=True))
     assert statuses == {WebhookDelivery.Status.DELIVERED}
     assert sum(sent) == 30
@@ -1187,29 +1175,17 @@ def test_two_concurrent_fan_outs_make_each_delivery_exactly_once(owner, loopback
             for _ in range(60)
         ]
     barrier = threading.Barrier(2)
-    errors: list[BaseException] = []
     processed = []
 
     def worker():
-        try:
-            barrier.wait(timeout=10)
-            while True:
-                count, _touched = delivery.fan_out(limit=7)
-                processed.append(count)
-                if count == 0:
-                    return
-        except BaseException as exc:  # reported below
-            errors.append(exc)
-        finally:
-            connection.close()
+        barrier.wait(timeout=10)
+        while True:
+            count, _touched = delivery.fan_out(limit=7)
+            processed.append(count)
+            if count == 0:
+                return
 
-    threads = [threading.Thread(target=worker) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-
-    assert errors == []
+    assert run_in_threads(worker, timeout=60) == []
     assert delivery.fan_out() == (0, set())
     assert sum(processed) == 60
     for endpoint in endpoints:

@@ -15,10 +15,11 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
-from apps.accounts import media, profile, user_sessions
 from apps.accounts.api import profile_serializers as ps
 from apps.accounts.api import serializers as s
 from apps.accounts.models import StoredImage, User
+from apps.accounts.services import media, profile
+from apps.accounts.services import sessions as user_sessions
 from apps.core.errors import NotFound, PayloadTooLarge, ValidationFailed
 from apps.core.pagination import NewestFirstCursorPagination
 from apps.core.permissions import ACCOUNT_AREA, AUTHENTICATED

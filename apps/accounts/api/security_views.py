@@ -5,9 +5,10 @@ from django_otp import login as otp_login
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
-from apps.accounts import act_evidence, two_factor
+from apps.accounts import act_evidence
 from apps.accounts.api import serializers as s
 from apps.accounts.api.views import signed_in
+from apps.accounts.services import two_factor
 from apps.core.limits import TokenBucketLimit, client_address_block
 from apps.core.permissions import ACCOUNT_AREA, AUTHENTICATED
 from apps.core.views import BaseApiView

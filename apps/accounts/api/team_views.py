@@ -7,12 +7,13 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.authentication import get_authorization_header
 from rest_framework.response import Response
 
-from apps.accounts import roles, selectors, services, team
+from apps.accounts import roles, selectors, services
 from apps.accounts.api import serializers as s
 from apps.accounts.api.views import signed_in
 from apps.accounts.authentication import SessionCookieAuthentication
 from apps.accounts.errors import InvitationNotFound
 from apps.accounts.models import Invitation, User
+from apps.accounts.services import team
 from apps.core.errors import BrowserSessionRequired, OrganizationForbidden, ValidationFailed
 from apps.core.fields import UUID_SCHEMA
 from apps.core.limits import MinuteWindowLimit

@@ -8,10 +8,12 @@ from django.middleware.csrf import get_token
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
-from apps.accounts import selectors, services, two_factor, user_sessions
+from apps.accounts import selectors, services
 from apps.accounts.api import serializers as s
 from apps.accounts.errors import InvalidCredentials
 from apps.accounts.limits import SIGN_IN_LIMIT, SIGN_UP_LIMIT
+from apps.accounts.services import sessions as user_sessions
+from apps.accounts.services import two_factor
 from apps.core.errors import OrganizationAmbiguous, UpgradeRequired
 from apps.core.pagination import NewestFirstCursorPagination
 from apps.core.permissions import ACCOUNT_AREA, AUTHENTICATED

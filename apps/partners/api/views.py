@@ -9,7 +9,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
 from apps.accounts.models import Invitation, Organization
-from apps.accounts.team import invitation_status
+from apps.accounts.services.team import invitation_status
 from apps.core.errors import PermissionDenied
 from apps.core.pagination import NewestFirstCursorPagination
 from apps.core.views import BaseApiView

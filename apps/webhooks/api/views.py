@@ -7,7 +7,7 @@ from rest_framework.response import Response
 from apps.core.credentials import OAUTH
 from apps.core.pagination import NewestFirstCursorPagination
 from apps.core.views import BaseApiView
-from apps.webhooks import services
+from apps.webhooks import selectors, services
 from apps.webhooks.api import serializers as s
 from apps.webhooks.errors import OAuthConnectionRequired
 from apps.webhooks.models import MAX_ENDPOINTS, WebhookDelivery, WebhookEndpoint
@@ -28,13 +28,11 @@ class WebhookView(BaseApiView):
     error_statuses = ("409",)
 
     def endpoint(self, id, *, include_archived: bool = True) -> WebhookEndpoint:
-        queryset = WebhookEndpoint.objects.for_org(self.organization)
-        if not include_archived:
-            queryset = queryset.filter(archived_at__isnull=True)
+        queryset = selectors.endpoints_of(organization=self.organization, include_archived=include_archived)
         return self.get_tenant_object(WebhookEndpoint, id, queryset=queryset)
 
     def delivery(self, id, delivery_id) -> WebhookDelivery:
-        queryset = WebhookDelivery.objects.for_org(self.organization).filter(endpoint=self.endpoint(id))
+        queryset = selectors.deliveries_of(organization=self.organization, endpoint=self.endpoint(id))
         return self.get_tenant_object(WebhookDelivery, delivery_id, queryset=queryset.select_related("endpoint"))
 
 
@@ -56,9 +54,9 @@ class EndpointListView(WebhookView):
     )
     def get(self, request):
         query = self.parse_query(s.EndpointListQuerySerializer).validated_data
-        endpoints = WebhookEndpoint.objects.for_org(self.organization).order_by("created_at", "id")
-        if query.get("include_archived") != "true":
-            endpoints = endpoints.filter(archived_at__isnull=True)
+        endpoints = selectors.endpoints_of(
+            organization=self.organization, include_archived=query.get("include_archived") == "true"
+        )
         return Response({"items": s.EndpointSerializer(endpoints, many=True).data, "limit": MAX_ENDPOINTS})
 
     @extend_schema(
@@ -229,10 +227,7 @@ class DeliveryListView(WebhookView):
     def get(self, request, id):
         endpoint = self.endpoint(id)
         query = self.parse_query(s.DeliveryListQuerySerializer).validated_data
-        deliveries = WebhookDelivery.objects.for_org(self.organization).filter(endpoint=endpoint)
-        for name in ("status", "event_type", "kind"):
-            if query.get(name):
-                deliveries = deliveries.filter(**{name: query[name]})
+        deliveries = selectors.deliveries_of(organization=self.organization, endpoint=endpoint, filters=query)
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(deliveries, request, view=self)
         return Response(paginator.get_paginated_response_data(s.DeliverySerializer(page, many=True).data))

@@ -1,0 +1,139 @@
+"""Receiving submissions: storing them (and their files) and asking a worker to process them."""
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import DatabaseError, IntegrityError, transaction
+from django_redis import get_redis_connection
+
+from apps.capture.errors import (
+    DeliveryConflict,
+)
+from apps.capture.fields import interpret
+from apps.capture.models import CaptureAttachment, CaptureForm, CaptureSubmission
+from apps.core import crypto
+from apps.core.errors import ValidationFailed
+
+logger = logging.getLogger("apps.capture")
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """A post, as the view read it: flat fields, the delivery id (if any), a digest of the content, and files."""
+
+    fields: dict[str, Any]
+    delivery_id: str | None
+    content_digest: str
+    files: list = ()  # [(field name, UploadedFile)]
+
+
+@dataclass(frozen=True)
+class Receipt:
+    submission: CaptureSubmission
+    replayed: bool  # the same delivery id and content came before: nothing new was recorded
+
+
+def _store(*, form: CaptureForm, incoming: Incoming, status: str) -> Receipt:
+    submission = CaptureSubmission(
+        organization_id=form.organization_id,
+        form=form,
+        delivery_id=incoming.delivery_id,
+        content_digest=incoming.content_digest,
+        fields=incoming.fields,
+        status=status,
+    )
+    try:
+        with transaction.atomic():
+            submission.save(force_insert=True)
+            _store_files(submission, incoming.files)
+    except IntegrityError:
+        if incoming.delivery_id is None:
+            raise
+        existing = CaptureSubmission.objects.for_org(form.organization_id).get(
+            form=form, delivery_id=incoming.delivery_id
+        )
+        if not crypto.constant_time_equals(existing.content_digest, incoming.content_digest):
+            raise DeliveryConflict() from None
+        return Receipt(existing, replayed=True)
+    return Receipt(submission, replayed=False)
+
+
+class AttachmentsNotStored(Exception):
+    """A multipart file could not be written to the media storage: the capture is refused as not stored."""
+
+
+def _store_files(submission: CaptureSubmission, files) -> None:
+    """Files go to the media storage inside the storing transaction: if one cannot be written the whole capture is
+    refused (503) and the files already written are removed."""
+    from apps.accounts.services.media import media_storage
+
+    storage = media_storage()
+    written: list[str] = []
+    try:
+        for field_name, upload in files:
+            name = storage.save(f"capture/{submission.organization_id}/{submission.id}/{upload.name[-100:]}", upload)
+            written.append(name)
+            CaptureAttachment.objects.create(
+                organization_id=submission.organization_id,
+                submission=submission,
+                field_name=field_name[:200],
+                file_name=upload.name[-255:],
+                content_type=(upload.content_type or "")[:200],
+                size=upload.size,
+                storage_name=name,
+            )
+    except Exception as exc:
+        for name in written:
+            try:
+                storage.delete(name)
+            except Exception:
+                logger.warning("capture attachment cleanup failed")
+        if isinstance(exc, DatabaseError):
+            raise
+        # Any storage backend's failure (OSError on disk, botocore's errors on S3): the capture is not stored.
+        raise AttachmentsNotStored(type(exc).__name__) from None
+
+
+def _require_caller_number(*, form: CaptureForm, incoming: Incoming) -> None:
+    """An incoming call is one caller's number: without a usable one (after the mapping) it is refused, unrecorded."""
+    if not interpret(incoming.fields, form.field_mapping).patient.get("phone_mobile"):
+        raise ValidationFailed.for_field("phone", "an incoming call needs the caller's phone number")
+
+
+def capture_receive(*, form: CaptureForm, incoming: Incoming) -> Receipt:
+    """Store the post (idempotent per delivery id) and queue its processing. Stored is the promise the 201 makes:
+    the lead is made by a worker moments later (`tasks.drain_practice`), and if the broker or the processing
+    fails the beat sweep picks the submission up. A post that could not be stored raises (the view answers 503,
+    nothing was kept)."""
+    confirmed = form.mapping_confirmed_at is not None
+    if confirmed and form.kind == CaptureForm.Kind.INCOMING_CALLS:
+        _require_caller_number(form=form, incoming=incoming)
+    status = CaptureSubmission.Status.RECEIVED if confirmed else CaptureSubmission.Status.PARKED
+    receipt = _store(form=form, incoming=incoming, status=status)
+    if receipt.submission.status == CaptureSubmission.Status.RECEIVED:
+        _queue_processing(receipt.submission)
+    return receipt
+
+
+DRAIN_FLAG_SECONDS = 30
+
+
+def _drain_flag(organization_id) -> str:
+    return f"svc:capture:drain:{organization_id}"
+
+
+def _queue_processing(submission: CaptureSubmission) -> None:
+    """Ask a worker to drain the practice's stored submissions, unless a drain is already asked for or running
+    (a Redis flag): a burst of captures costs one Celery message, not one each, and one worker works through them
+    in order on one connection."""
+    from apps.capture.tasks import drain_practice
+
+    try:
+        if get_redis_connection("default").set(
+            _drain_flag(submission.organization_id), "1", nx=True, ex=DRAIN_FLAG_SECONDS
+        ):
+            drain_practice.delay(str(submission.organization_id))
+    except Exception:
+        # Stored is stored: the sender is told so, and the sweep processes it (ten attempts) while this is looked at.
+        logger.warning("capture submission %s stored, processing left to the sweep", submission.id)
