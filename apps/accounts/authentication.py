@@ -65,7 +65,7 @@ class SessionCookieAuthentication(SessionAuthentication):
             return None
         self.enforce_csrf(request)
         try:
-            user_sessions.touch(request._request, user)  # last_seen_at, at most once a minute
+            user_sessions.touch(django_request=request._request, user=user)  # last_seen_at, at most once a minute
         except (OperationalError, InterfaceError):
             raise AuthUnavailable() from None
         return user, Credential(kind=SESSION, bucket_id=None)

@@ -338,7 +338,7 @@ class ContinueView(View):
         if user is None:
             return self._page(request, next_url, error="Wrong e-mail or password.", status=400, email=email)
         if two_factor.has_two_factor(user):
-            two_factor.open_challenge(request.session, user)
+            two_factor.open_challenge(session=request.session, user=user)
             return self._page(request, next_url, step="code")
         return self._signed_in(request, user, next_url)
 
@@ -347,7 +347,8 @@ class ContinueView(View):
             limit.check(request, self)
         method = "backup" if request.POST.get("method") == "backup" else "totp"
         try:
-            user = two_factor.complete_challenge(request.session, code=request.POST.get("code") or "", method=method)
+            code = request.POST.get("code") or ""
+            user = two_factor.complete_challenge(session=request.session, code=code, method=method)
         except RateLimited:
             raise
         except ApiError as exc:
@@ -362,7 +363,7 @@ class ContinueView(View):
     @staticmethod
     def _signed_in(request, user, next_url):
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        user_sessions.record_sign_in(request, user)
+        user_sessions.record_sign_in(django_request=request, user=user)
         first = selectors.memberships_of(user).first()
         if first is not None:
             request.session[selectors.SESSION_ACTIVE_ORG_KEY] = str(first.organization_id)

@@ -281,7 +281,7 @@ class UserSessionView(AccountView):
             user=request.user, session_id=id, current=user_sessions.current_digest(django_request)
         )
         if was_current:
-            user_sessions.record_sign_out(django_request)
+            user_sessions.record_sign_out(django_request=django_request)
             logout(django_request)
         return Response({"ok": True})
 

@@ -63,7 +63,7 @@ class TwoFactorSetupView(SensitiveAccountView):
     def post(self, request):
         data = self.parse_body(s.TwoFactorSetupInput).validated_data
         pending = two_factor.start_setup(
-            request.user, password=data["password"], current_code=data.get("current_code") or None
+            user=request.user, password=data["password"], current_code=data.get("current_code") or None
         )
         return Response(s.TwoFactorSetupOutput(pending).data)
 
@@ -75,7 +75,7 @@ class TwoFactorSetupView(SensitiveAccountView):
         description="Browser session only. Cancels only the pending setup; an active authenticator keeps working.",
     )
     def delete(self, request):
-        two_factor.cancel_setup(request.user)
+        two_factor.cancel_setup(user=request.user)
         return Response({"ok": True})
 
 
@@ -90,7 +90,7 @@ class TwoFactorVerifyView(SensitiveAccountView):
     )
     def post(self, request):
         code = self.parse_body(s.CodeInput).validated_data["code"]
-        codes = two_factor.verify_setup(request.user, code=code)
+        codes = two_factor.verify_setup(user=request.user, code=code)
         device = two_factor.active_device(request.user)
         otp_login(request._request, device)  # this session has just proven the new factor
         return Response({"backupCodes": codes})
@@ -107,7 +107,7 @@ class TwoFactorDisableView(SensitiveAccountView):
     )
     def post(self, request):
         data = self.parse_body(s.TwoFactorDisableInput).validated_data
-        two_factor.disable(request.user, password=data["password"], current_code=data["current_code"])
+        two_factor.disable(user=request.user, password=data["password"], current_code=data["current_code"])
         return Response({"ok": True})
 
 
@@ -122,7 +122,7 @@ class BackupCodesView(SensitiveAccountView):
     )
     def post(self, request):
         password = self.parse_body(s.PasswordInput).validated_data["password"]
-        return Response({"backupCodes": two_factor.replace_backup_codes(request.user, password=password)})
+        return Response({"backupCodes": two_factor.replace_backup_codes(user=request.user, password=password)})
 
 
 class ReauthenticateView(SensitiveAccountView):
@@ -153,7 +153,7 @@ class SecondStepView(BaseApiView):
     def post(self, request):
         code = self.parse_body(self.input_serializer).validated_data["code"]
         session = request._request.session
-        user = two_factor.complete_challenge(session, code=code, method=self.method)
+        user = two_factor.complete_challenge(session=session, code=code, method=self.method)
         response = signed_in(request, user)
         device = two_factor.active_device(user)
         if device is not None:

@@ -23,7 +23,7 @@ from apps.core.views import BaseApiView
 def signed_in(request, user) -> Response:
     """Start a browser session; the active practice defaults to the person's first membership."""
     login(request._request, user, backend="django.contrib.auth.backends.ModelBackend")
-    user_sessions.record_sign_in(request._request, user)
+    user_sessions.record_sign_in(django_request=request._request, user=user)
     first = selectors.memberships_of(user).first()
     if first is not None:
         request._request.session[selectors.SESSION_ACTIVE_ORG_KEY] = str(first.organization_id)
@@ -79,7 +79,7 @@ class SignInView(BaseApiView):
         if user is None:
             raise InvalidCredentials()
         if two_factor.has_two_factor(user):
-            expires_at = two_factor.open_challenge(request._request.session, user)
+            expires_at = two_factor.open_challenge(session=request._request.session, user=user)
             return Response(s.SignInOutput({"two_factor_redirect": True, "two_factor_expires_at": expires_at}).data)
         return signed_in(request, user)
 
@@ -97,7 +97,7 @@ class SignOutView(BaseApiView):
         description="Browser session only. Ends the session; its cookie answers 401 afterwards.",
     )
     def post(self, request):
-        user_sessions.record_sign_out(request._request)
+        user_sessions.record_sign_out(django_request=request._request)
         logout(request._request)
         return Response({"ok": True})
 

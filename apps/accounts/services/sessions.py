@@ -49,7 +49,7 @@ def _client(django_request) -> tuple[str | None, str]:
     return address, "".join(ch for ch in agent if ch.isprintable())[:USER_AGENT_MAX]
 
 
-def record_sign_in(django_request, user: User) -> UserSession:
+def record_sign_in(*, django_request, user: User) -> UserSession:
     """Call right after django.contrib.auth.login(): records the new session and fixes its absolute expiry."""
     session = django_request.session
     session.set_expiry(timezone.now() + timedelta(seconds=settings.SESSION_COOKIE_AGE))
@@ -72,14 +72,14 @@ def record_sign_in(django_request, user: User) -> UserSession:
     return record
 
 
-def record_sign_out(django_request) -> None:
+def record_sign_out(*, django_request) -> None:
     """Call right before django.contrib.auth.logout(): the session leaves the list."""
     session_key = getattr(getattr(django_request, "session", None), "session_key", None)
     if session_key:
         UserSession.objects.filter(key_digest=key_digest(session_key)).delete()
 
 
-def touch(django_request, user: User) -> None:
+def touch(*, django_request, user: User) -> None:
     """Move last_seen_at at most once a minute per session: one conditional UPDATE, and usually not even that.
 
     A signed-in session without a record (signed in before sessions were recorded) gets one here.

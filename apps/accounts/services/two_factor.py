@@ -78,7 +78,7 @@ def _backup_digest(code: str) -> str:
     return hmac.new(key, normalized.encode(), hashlib.sha256).hexdigest()
 
 
-def use_backup_code(user: User, code: str) -> bool:
+def use_backup_code(*, user: User, code: str) -> bool:
     """Spend one unused backup code of this person. Returns whether it was valid."""
     if not code or len(code) > 64:
         return False
@@ -163,7 +163,7 @@ class PendingSetup:
     replaces_active: bool
 
 
-def start_setup(user: User, *, password: str, current_code: str | None) -> PendingSetup:
+def start_setup(*, user: User, password: str, current_code: str | None) -> PendingSetup:
     """Begin enrolling an authenticator. With one already active, its current code is required (replacement)."""
     now = timezone.now()
     refusal = None
@@ -217,7 +217,7 @@ def _replacement_paused(guard: SecondFactorGuard, now: datetime) -> RateLimited:
     )
 
 
-def verify_setup(user: User, *, code: str) -> list[str]:
+def verify_setup(*, user: User, code: str) -> list[str]:
     """Activate the pending authenticator with one of its codes; returns new backup codes (shown once).
 
     A replacement removes the previous authenticator in the same transaction."""
@@ -246,7 +246,7 @@ def verify_setup(user: User, *, code: str) -> list[str]:
     raise refusal
 
 
-def cancel_setup(user: User) -> bool:
+def cancel_setup(*, user: User) -> bool:
     """Drop the pending setup only; an active authenticator stays. Returns whether one was pending."""
     deleted, _ = TotpDevice.objects.filter(user=user, confirmed=False).delete()
     return bool(deleted)
@@ -257,10 +257,10 @@ def _current_factor_ok(user: User, code: str) -> bool:
     active = active_device(user)
     if active is not None and code.isdigit() and check_totp(active, code):
         return True
-    return use_backup_code(user, code)
+    return use_backup_code(user=user, code=code)
 
 
-def disable(user: User, *, password: str, current_code: str) -> None:
+def disable(*, user: User, password: str, current_code: str) -> None:
     """Turn two-factor off: password and a current code (authenticator or one unused backup code)."""
     with transaction.atomic():
         locked = _locked_user(user)
@@ -275,7 +275,7 @@ def disable(user: User, *, password: str, current_code: str) -> None:
         raise InvalidTwoFactorCode()
 
 
-def replace_backup_codes(user: User, *, password: str) -> list[str]:
+def replace_backup_codes(*, user: User, password: str) -> list[str]:
     with transaction.atomic():
         locked = _locked_user(user)
         _confirm_password(locked, password)
@@ -287,7 +287,7 @@ def replace_backup_codes(user: User, *, password: str) -> list[str]:
 # --- the second step of a sign-in -----------------------------------------------------------------------------
 
 
-def open_challenge(session, user: User) -> datetime:
+def open_challenge(*, session, user: User) -> datetime:
     """After a right password for a person with two-factor: remember who is half-way, not signed in."""
     expires_at = timezone.now() + CHALLENGE_LIFETIME
     session.cycle_key()  # the half-signed-in state never reuses a session id chosen before the password
@@ -295,7 +295,7 @@ def open_challenge(session, user: User) -> datetime:
     return expires_at
 
 
-def complete_challenge(session, *, code: str, method: str) -> User:
+def complete_challenge(*, session, code: str, method: str) -> User:
     """Check the second factor of the pending sign-in. Returns the person on success (the caller signs them in)."""
     challenge = session.get(CHALLENGE_SESSION_KEY)
     now = timezone.now()
@@ -318,7 +318,7 @@ def complete_challenge(session, *, code: str, method: str) -> User:
             device = active_device(user)
             ok = device is not None and check_totp(device, code)
         else:
-            ok = use_backup_code(user, code)
+            ok = use_backup_code(user=user, code=code)
         if ok:
             guard.sign_in_failures, guard.sign_in_locked_until = 0, None
             guard.save(update_fields=["sign_in_failures", "sign_in_locked_until"])
