@@ -163,8 +163,12 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+SERVED_APP = ["config.asgi:application"]
+
+
 class Server:
-    """The real HTTP stack: daphne serving config.asgi:application against the benchmark database."""
+    """The real HTTP stack, as `make run` serves it (python -m config.server: daphne serving config.asgi:application)
+    against the benchmark database."""
 
     def __init__(self, url: str, log_path=None):
         self.url = url
@@ -176,7 +180,7 @@ class Server:
         RESULTS.mkdir(parents=True, exist_ok=True)
         self._log = self.log_path.open("w")
         self.process = subprocess.Popen(
-            [str(VENV_BIN / "daphne"), "-b", "127.0.0.1", "-p", str(self.port), "config.asgi:application"],
+            [str(VENV_BIN / "python"), "-m", "config.server", "-b", "127.0.0.1", "-p", str(self.port), *SERVED_APP],
             cwd=ROOT,
             env=server_env(self.url),
             stdout=self._log,
@@ -185,7 +189,7 @@ class Server:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise SystemExit(f"bench: daphne exited with {self.process.returncode}; see {self.log_path}")
+                raise SystemExit(f"bench: the server exited with {self.process.returncode}; see {self.log_path}")
             try:
                 status, _, _ = Http("127.0.0.1", self.port).request("GET", "/health/runtime")
                 if status == 204:
@@ -194,7 +198,7 @@ class Server:
                 pass
             time.sleep(0.2)
         self.stop()
-        raise SystemExit(f"bench: daphne did not answer /health/runtime within {timeout:.0f}s; see {self.log_path}")
+        raise SystemExit(f"bench: the server did not answer /health/runtime within {timeout:.0f}s; see {self.log_path}")
 
     @property
     def pid(self) -> int:
