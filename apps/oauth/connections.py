@@ -3,11 +3,12 @@ archives the webhook endpoints the connection created."""
 
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from apps.oauth.models import AccessToken, ClientProfile, Connection, RefreshToken
+from apps.oauth.models import AccessToken, ClientProfile, Connection, Grant, RefreshToken
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
@@ -74,6 +75,29 @@ def revoke_issued_from_code(grant_id) -> None:
     with transaction.atomic():
         RefreshToken.objects.filter(grant_id=grant_id, revoked__isnull=True).update(revoked=now, updated=now)
         AccessToken.objects.filter(grant_id=grant_id).delete()
+
+
+# An exchanged code is kept while anything it bought could still work; past that a replay has nothing to revoke.
+EXCHANGED_CODE_RETENTION = timedelta(days=31)  # a refresh token's 30 days, and a day's margin
+UNUSED_CODE_RETENTION = timedelta(days=1)  # a code never exchanged is dead 60 s after it was issued
+
+
+def purge_spent_codes(now=None) -> int:
+    """Delete authorization codes that can no longer matter: never exchanged and expired a day ago, or exchanged over
+    31 days ago with no live token descending from them (a refresh keeps the lineage, and with it the code, alive).
+    Returns how many were deleted."""
+    now = now or timezone.now()
+    refresh_lifetime = timedelta(seconds=settings.OAUTH2_PROVIDER["REFRESH_TOKEN_EXPIRE_SECONDS"])
+    live_access = AccessToken.objects.filter(grant_id=OuterRef("pk"), expires__gt=now)
+    live_refresh = RefreshToken.objects.filter(
+        grant_id=OuterRef("pk"), revoked__isnull=True, created__gt=now - refresh_lifetime
+    )
+    spent = Grant.objects.filter(
+        Q(exchanged_at__isnull=True, expires__lt=now - UNUSED_CODE_RETENTION)
+        | Q(exchanged_at__lt=now - EXCHANGED_CODE_RETENTION)
+    ).exclude(Exists(live_access) | Exists(live_refresh))
+    _, per_model = spent.delete()
+    return per_model.get(Grant._meta.label, 0)
 
 
 def touch(connection_id) -> None:

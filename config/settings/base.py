@@ -358,6 +358,7 @@ CELERY_BEAT_SCHEDULE = {
     "webhooks-sweep": {"task": "apps.webhooks.tasks.sweep", "schedule": 60.0},
     "webhooks-purge": {"task": "apps.webhooks.tasks.purge_old_deliveries", "schedule": 3600.0},
     "oauth-purge-unapproved-clients": {"task": "apps.oauth.tasks.purge_unapproved_clients", "schedule": 900.0},
+    "oauth-purge-spent-codes": {"task": "apps.oauth.tasks.purge_spent_codes", "schedule": 3600.0},
     "webhooks-lost-subscriptions": {"task": "apps.webhooks.tasks.archive_lost_subscriptions", "schedule": 3600.0},
     "capture-sweep": {"task": "apps.capture.tasks.sweep", "schedule": 60.0},
 }

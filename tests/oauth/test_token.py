@@ -304,3 +304,29 @@ def test_a_request_without_a_usable_address_is_refused(app_client_id):
     for address in ("", "unknown"):
         response = Client(REMOTE_ADDR=address).post(TOKEN, {"grant_type": "refresh_token"})
         _oauth_error(response, 400, "invalid_request")
+
+
+def test_spent_codes_are_swept_once_nothing_they_bought_can_work(signed_in, app_client_id):
+    """Codes kept for replay detection go when they can no longer matter: an exchanged one 31 days on with no live
+    token of its lineage, an unexchanged one a day after it expired. A code whose lineage is still refreshed stays,
+    and its replay still revokes."""
+    from apps.oauth.connections import purge_spent_codes
+    from apps.oauth.models import Grant
+
+    dead_authorization = new_authorization(app_client_id)
+    dead_code = code_for(signed_in, dead_authorization)
+    exchange(dead_authorization, dead_code)
+    live_authorization = new_authorization(app_client_id)
+    live_code = code_for(signed_in, live_authorization)
+    live = exchange(live_authorization, live_code).json()
+    unused_code = code_for(signed_in, new_authorization(app_client_id))
+    assert purge_spent_codes() == 0  # everything is young
+
+    with time_machine.travel(timezone.now() + timedelta(days=29)):
+        live = refresh(app_client_id, live["refresh_token"]).json()  # the live lineage keeps refreshing
+    with time_machine.travel(timezone.now() + timedelta(days=40)):
+        assert purge_spent_codes() == 2
+        assert set(Grant.objects.values_list("code", flat=True)) == {live_code}
+        _oauth_error(exchange(live_authorization, live_code), 400, "invalid_grant")
+        _oauth_error(refresh(app_client_id, live["refresh_token"]), 400, "invalid_grant")  # the replay revoked it
+    assert unused_code not in set(Grant.objects.values_list("code", flat=True))
