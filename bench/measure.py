@@ -2,6 +2,7 @@
 `uptime` line, waiting for a quiet machine, the CPU time of every process while measuring), a process's memory, and
 percentiles."""
 
+import abc
 import os
 import platform
 import re
@@ -39,15 +40,16 @@ def proc_stat(pid: int) -> list[str] | None:
         return None
 
 
-class Background:
+class Background(abc.ABC):
     """A thread running `_run()` from __enter__ until __exit__ sets `_stop` (the samplers below)."""
 
     def __init__(self):
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
+    @abc.abstractmethod
     def _run(self) -> None:
-        raise NotImplementedError
+        """Sample until `self._stop` is set."""
 
     def __enter__(self):
         self._thread.start()
