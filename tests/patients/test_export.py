@@ -448,8 +448,21 @@ def test_post_exports_a_selection_of_10000_ids_with_the_lists_parameters(owner, 
         ({"ids": "a,b"}, "ids"),
         ({"colums": "id"}, "colums"),
         ({"sort": "shoeSize"}, "sort"),
+        ({"filters": {"city": "Leeds"}}, "filters"),
+        ({"columns": 5}, "columns"),
+        ({"ids": None}, "ids"),
     ],
-    ids=["10001-ids", "empty", "not-a-uuid", "a-string", "unknown-key", "bad-sort"],
+    ids=[
+        "10001-ids",
+        "empty",
+        "not-a-uuid",
+        "a-string",
+        "unknown-key",
+        "bad-sort",
+        "filters-object",
+        "columns-int",
+        "ids-null",
+    ],
 )
 def test_post_export_refuses_bad_bodies_naming_the_field(owner, api, body, field):
     assert_validation_error(post_export(api, body), field)
