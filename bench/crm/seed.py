@@ -165,7 +165,7 @@ def prepare_crm(url: str, info: seed.SeedInfo, *, reseed: bool, log) -> CrmInfo:
             and (crm.version, crm.organization_id) == (CRM_SEED_VERSION, info.organization_id)
         ):
             age = datetime.datetime.now(datetime.UTC) - crm.seed_time
-            complete = _measured_counts(conn, info.organization_id) == _counts(PATIENTS)
+            complete = _measured_counts(conn, info.organization_id) == _counts(info.patients)
             if complete and age < STALE_AFTER:
                 log(f"CRM rows seeded {age.total_seconds() / 3600:.1f} h ago: reusing them")
                 return crm
@@ -462,8 +462,8 @@ def seed_crm(url: str, info: seed.SeedInfo, *, log) -> CrmInfo:
         conn.execute("VACUUM (ANALYZE) " + ", ".join(CRM_TABLES) + ", accounts_membership, patients_practitioner")
         counts = _measured_counts(conn, info.organization_id)
     log(f"VACUUM ANALYZE of the CRM tables in {time.monotonic() - t0:.1f}s")
-    if counts != _counts(PATIENTS):
-        raise SystemExit(f"bench crm: the measured practice holds {counts}, expected {_counts(PATIENTS)}")
+    if counts != _counts(info.patients):
+        raise SystemExit(f"bench crm: the measured practice holds {counts}, expected {_counts(info.patients)}")
     crm = CrmInfo(info.organization_id, owner_id, seed_time, counts, round(time.monotonic() - started, 1))
     with env.connect(url) as conn, conn.transaction():
         conn.execute(MARKER_TABLE)
