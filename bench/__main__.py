@@ -1,5 +1,5 @@
-"""python -m bench [webhooks|mcp|crm|capture] … — dispatch to a suite (make bench BENCH_ARGS=…); no subcommand runs
-the patients area (bench.patients)."""
+"""python -m bench [webhooks|mcp|crm|capture|throughput] … — dispatch to a suite (make bench BENCH_ARGS=…); no
+subcommand runs the patients area (bench.patients)."""
 
 import importlib
 import sys
@@ -9,6 +9,7 @@ SUITES = {  # subcommand → the module whose main(argv) runs it
     "mcp": "bench.mcp.run",
     "crm": "bench.crm.run",
     "capture": "bench.leadcapture.run",
+    "throughput": "bench.throughput.run",
 }
 
 

@@ -114,10 +114,11 @@ def _process(form: dict, delivery_id: str):
     return services.submission_process(submission_id=submission.id, organization_id=submission.organization_id)
 
 
-def capture_statements(form: dict, *, email: str | None, log) -> dict:
+def capture_statements(form: dict, *, email: str | None, log, process: bool = True) -> dict:
     """One new-lead capture on `form`, in-process, committed: the request (form lookup, bucket, HMAC check, the
     submission INSERT, the task queued) and then its processing (the task's body, as a worker runs it). Returns
-    the statements of each, grouped into the transactions the app ran."""
+    the statements of each, grouped into the transactions the app ran. With process=False the request alone: the
+    submissions stay `received` and no patient, journey or event is made (processing then has no statements)."""
     from django.test import Client
 
     client = Client()
@@ -127,17 +128,21 @@ def capture_statements(form: dict, *, email: str | None, log) -> dict:
     )
     if warm.status_code != 201:
         raise SystemExit(f"bench: the in-process capture answered {warm.status_code}: {warm.content[:300]!r}")
-    if _process(form, warm_id) is None:
+    if process and _process(form, warm_id) is None:
         raise SystemExit("bench: the in-process warm-up submission was not processed")
     delivery_id = f"reference-{uuid.uuid4().hex[:12]}"
     request = _captured(lambda: _post(client, form, delivery_id, REFERENCE_BODY))
     response = request.pop("result")
     if response.status_code != 201:
         raise SystemExit(f"bench: the in-process capture answered {response.status_code}: {response.content[:300]!r}")
-    processing = _captured(lambda: _process(form, delivery_id))
-    if processing.pop("result") is None:
-        raise SystemExit("bench: the in-process reference submission was not processed")
+    processing = {"groups": [], "all": []}
+    if process:
+        processing = _captured(lambda: _process(form, delivery_id))
+        if processing.pop("result") is None:
+            raise SystemExit("bench: the in-process reference submission was not processed")
     for name, part in (("request", request), ("processing", processing)):
+        if not part["all"]:
+            continue
         tx = [len(g["statements"]) for g in part["groups"] if g["tx"]]
         log(
             f"one capture in-process, {name}: {len(part['all'])} statements, transactions of {tx} statements, "
@@ -170,7 +175,7 @@ def _ms(ns: list[int]) -> dict:
 def replay(url: str, captured: dict, *, iterations: int, log) -> dict:
     """Each iteration, on fresh ids: the request's statements (timed: "request"), then the processing's (timed:
     "processing") on the submission that request stored, then the rows removed (untimed); and the patient-match
-    SELECT on its own."""
+    SELECT on its own. Captured without processing (capture_statements(process=False)): the request alone."""
     from django.conf import settings
 
     options = settings.DATABASES["default"].get("OPTIONS", {}).get("options", "")
@@ -218,7 +223,8 @@ def replay(url: str, captured: dict, *, iterations: int, log) -> dict:
                 t_match = time.perf_counter_ns() - t0
             if i >= 5:
                 timed["request"].append(t_request)
-                timed["processing"].append(t_processing)
+                if processing["all"]:
+                    timed["processing"].append(t_processing)
                 if match is not None:
                     timed["match"].append(t_match)
     finally:
@@ -229,15 +235,20 @@ def replay(url: str, captured: dict, *, iterations: int, log) -> dict:
 
     result = {
         "request": {**shape(request), **_ms(timed["request"])},
-        "processing": {**shape(processing), **_ms(timed["processing"])},
+        "processing": {**shape(processing), **_ms(timed["processing"])} if timed["processing"] else None,
         "match": _ms(timed["match"]) if timed["match"] else None,
         "new_rows": {table: len(v) for table, v in rows.items()},
         "match_sql": match,
     }
+    processed = result["processing"]
     log(
         f"direct SQL: request (form lookup + submission INSERT) p50 {result['request']['p50']:.2f} ms "
-        f"(p95 {result['request']['p95']:.2f}); processing p50 {result['processing']['p50']:.2f} ms "
-        f"(p95 {result['processing']['p95']:.2f}); patient match p50 "
-        + (f"{result['match']['p50']:.2f} ms" if result["match"] else "n/a")
+        f"(p95 {result['request']['p95']:.2f}); "
+        + (
+            f"processing p50 {processed['p50']:.2f} ms (p95 {processed['p95']:.2f}); patient match p50 "
+            + (f"{result['match']['p50']:.2f} ms" if result["match"] else "n/a")
+            if processed
+            else "no processing replayed"
+        )
     )
     return result

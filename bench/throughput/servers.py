@@ -1,0 +1,123 @@
+"""The two serving stacks measured, each started as its own process group against the benchmark database and
+stopped as a whole (the new stack is several processes: the front proxy, the WSGI workers, daphne).
+
+- old: `python -m config.server -b 127.0.0.1 -p N config.asgi:application`, one daphne process (what `make run`
+  served before issue 16);
+- new: `python -m config.serve --bind 127.0.0.1 --port N` (issue 16: a front proxy, a WSGI worker per core, daphne
+  for the websockets).
+
+Kept apart from bench.env.Server on purpose: that class is the other suites' server; this wrapper only needs the
+command, the environment, the start-up check on /health/runtime and the process group."""
+
+import contextlib
+import importlib.util
+import os
+import signal
+import subprocess
+import time
+
+from bench.client import Http
+from bench.env import free_port
+from bench.paths import RESULTS, ROOT, VENV_BIN
+
+STACKS = ("old", "new")
+DESCRIPTIONS = {
+    "old": "daphne only (python -m config.server)",
+    "new": "python -m config.serve",
+}
+
+
+def command(stack: str, port: int) -> list[str]:
+    python = str(VENV_BIN / "python")
+    if stack == "old":
+        return [python, "-m", "config.server", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"]
+    if stack == "new":
+        return [python, "-m", "config.serve", "--bind", "127.0.0.1", "--port", str(port)]
+    raise ValueError(f"unknown stack {stack!r}")
+
+
+def missing(stack: str) -> str | None:
+    """Why `stack` cannot be started from this checkout, or None when it can."""
+    module = "config.server" if stack == "old" else "config.serve"
+    if importlib.util.find_spec(module) is None:
+        return f"{module} is not in this checkout ({ROOT}/config)"
+    return None
+
+
+class StackServer:
+    def __init__(self, stack: str, env: dict[str, str]):
+        self.stack = stack
+        self.env = env
+        self.port = free_port()
+        self.process: subprocess.Popen | None = None
+        self.log_path = RESULTS / f"throughput-{stack}.log"
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 90.0) -> None:
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        self._log = self.log_path.open("w")
+        self.process = subprocess.Popen(
+            command(self.stack, self.port),
+            cwd=ROOT,
+            env=self.env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: stop() ends every process it started
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                self.stop()
+                raise SystemExit(
+                    f"bench: the {self.stack} server exited with {self.process.returncode}; see {self.log_path}"
+                )
+            http = Http("127.0.0.1", self.port)
+            try:
+                status, _, _ = http.request("GET", "/health/runtime")
+                if status == 204:
+                    return
+            except OSError:
+                pass
+            finally:
+                http.close()
+            time.sleep(0.25)
+        self.stop()
+        raise SystemExit(
+            f"bench: the {self.stack} server did not answer /health/runtime within {timeout:.0f}s; see {self.log_path}"
+        )
+
+    def group_pids(self) -> list[int]:
+        """The processes of the server's group still running."""
+        if self.process is None:
+            return []
+        found = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    if os.getpgid(int(entry)) == self.process.pid:
+                        found.append(int(entry))
+                except ProcessLookupError:
+                    pass
+        return found
+
+    def stop(self, timeout: float = 20.0) -> None:
+        if self.process is not None:
+            pgid = self.process.pid
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pgid, signal.SIGTERM)
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                self.process.poll()
+                if not self.group_pids():
+                    break
+                time.sleep(0.1)
+            else:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(pgid, signal.SIGKILL)
+            self.process.wait()
+        if getattr(self, "_log", None):
+            self._log.close()
+            self._log = None
