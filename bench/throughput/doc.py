@@ -55,7 +55,7 @@ def section(figures: dict, table: str) -> str:
         )
     skipped = "".join(f"\n- **Not measured**: stack `{name}`: {why}" for name, why in figures["skipped"].items())
     stack_lines = [
-        f"- **Server `{name}`**: {info['server_processes']} processes in its group; `{info['uptime_before']}` before"
+        f"- **Server `{name}`**: {info['server_processes']} processes; `{info['uptime_before']}` before"
         f" measuring, 1-minute load {info['load_before']:.2f}"
         + (
             " (**other work was running on this 2-core machine: figures are pessimistic**)"

@@ -18,6 +18,7 @@ import time
 
 from bench.client import Http
 from bench.env import free_port
+from bench.measure import proc_stat
 from bench.paths import RESULTS, ROOT, VENV_BIN
 
 STACKS = ("old", "new")
@@ -89,35 +90,49 @@ class StackServer:
             f"bench: the {self.stack} server did not answer /health/runtime within {timeout:.0f}s; see {self.log_path}"
         )
 
-    def group_pids(self) -> list[int]:
-        """The processes of the server's group still running."""
-        if self.process is None:
+    def processes(self) -> list[int]:
+        """The server's process and every descendant still running (the new stack starts its children in process
+        groups of their own, so they are found by parentage, not by group)."""
+        if self.process is None or self.process.poll() is not None:
             return []
-        found = []
+        parents: dict[int, int] = {}
         for entry in os.listdir("/proc"):
             if entry.isdigit():
-                try:
-                    if os.getpgid(int(entry)) == self.process.pid:
-                        found.append(int(entry))
-                except ProcessLookupError:
-                    pass
+                fields = proc_stat(int(entry))
+                if fields is not None:
+                    parents[int(entry)] = int(fields[1])
+        found, frontier = [self.process.pid], [self.process.pid]
+        while frontier:
+            children = [pid for pid, parent in parents.items() if parent in frontier]
+            found += children
+            frontier = children
         return found
 
-    def stop(self, timeout: float = 20.0) -> None:
+    def stop(self, timeout: float = 30.0) -> None:
+        """SIGTERM to the server's process group (the server stops what it started), then SIGKILL to any of its
+        processes still there after `timeout` seconds."""
         if self.process is not None:
-            pgid = self.process.pid
+            started = self.processes()
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(pgid, signal.SIGTERM)
+                os.killpg(self.process.pid, signal.SIGTERM)
             deadline = time.monotonic() + timeout
+            alive = started
             while time.monotonic() < deadline:
                 self.process.poll()
-                if not self.group_pids():
+                alive = [pid for pid in started if _alive(pid)]
+                if not alive:
                     break
                 time.sleep(0.1)
-            else:
+            for pid in alive:
                 with contextlib.suppress(ProcessLookupError):
-                    os.killpg(pgid, signal.SIGKILL)
+                    os.kill(pid, signal.SIGKILL)
             self.process.wait()
         if getattr(self, "_log", None):
             self._log.close()
             self._log = None
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for its parent to reap it counts as gone)."""
+    fields = proc_stat(pid)
+    return fields is not None and fields[0] != "Z"
