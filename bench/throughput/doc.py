@@ -44,6 +44,10 @@ database. Method in full: `bench/throughput/run.py`.
   within 2x of the direct SQL for the patients scenarios."""
 
 
+def _processes(count: int) -> str:
+    return f"{count} process" + ("" if count == 1 else "es")
+
+
 def section(figures: dict, table: str) -> str:
     machine = figures["machine"]
     patients = figures["patients"]
@@ -55,7 +59,7 @@ def section(figures: dict, table: str) -> str:
         )
     skipped = "".join(f"\n- **Not measured**: stack `{name}`: {why}" for name, why in figures["skipped"].items())
     stack_lines = [
-        f"- **Server `{name}`**: {info['server_processes']} processes; `{info['uptime_before']}` before"
+        f"- **Server `{name}`**: {_processes(info['server_processes'])}; `{info['uptime_before']}` before"
         f" measuring, 1-minute load {info['load_before']:.2f}"
         + (
             " (**other work was running on this 2-core machine: figures are pessimistic**)"

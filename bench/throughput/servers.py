@@ -57,7 +57,7 @@ class StackServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 90.0) -> None:
+    def start(self, timeout: float = 180.0) -> None:  # config.serve allows its children 120 s
         RESULTS.mkdir(parents=True, exist_ok=True)
         self._log = self.log_path.open("w")
         self.process = subprocess.Popen(
