@@ -21,7 +21,8 @@ PostgreSQL and Redis must answer (make bench runs scripts/ensure-services.sh fir
 The outbound-webhook benchmark is a separate subcommand: python -m bench webhooks --help. So is the MCP server's
 overhead over the REST request it runs: python -m bench mcp --help. So are the CRM reads of issue 8 (journeys board,
 Today, calendar, my tasks): python -m bench crm --help. So is the signed lead-capture throughput of issue 9:
-python -m bench capture --help."""
+python -m bench capture --help. So is the serving throughput with wrk, old stack beside new (issue 16):
+python -m bench throughput --help."""
 
 
 def _env_int(name: str, default: int) -> int:

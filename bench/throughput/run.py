@@ -52,7 +52,7 @@ def _env_int(name: str, default: int) -> int:
 
 
 def parse_args(argv=None):
-    from bench.throughput import scenarios, servers
+    from bench.throughput import servers
 
     parser = argparse.ArgumentParser(
         prog="python -m bench throughput",
@@ -96,7 +96,6 @@ def parse_args(argv=None):
         parser.error(f"--only: unknown scenario(s) {sorted(set(args.keys) - set(keys))}; known: {keys}")
     if args.duration < 1 or args.warmup < 0 or args.sql_iterations < 10 or args.patients < 1:
         parser.error("--duration ≥ 1, --warmup ≥ 0, --sql-iterations ≥ 10, --patients ≥ 1")
-    del scenarios
     return args
 
 
