@@ -40,16 +40,22 @@ class ApiKeyAuthentication(BaseAuthentication):
         if token is None or token.startswith(OAUTH_ACCESS_PREFIX):
             return None
         digest = api_key_digest(token)
-        limits.screen_unseen_bearer(request, digest)
+        gate = limits.bearer_gate(request, digest)  # 429 for an unseen bearer from a busy address block
         try:
-            key = selectors.api_key_for_digest(digest)
+            found = selectors.api_key_for_digest(digest, organization_header=request.headers.get("X-Organization-ID"))
         except (OperationalError, InterfaceError):
             raise AuthUnavailable() from None
+        key, memberships = found if found is not None else (None, None)
         if key is None or not hmac.compare_digest(key.key_hash, digest) or not key.user.is_active:
+            gate.forget()
             raise NotAuthenticated("The API key is invalid, revoked or expired.", reason=REASON_STALE)
-        limits.remember_bearer(digest)
-        selectors.api_key_touch(key)
-        return key.user, Credential(kind=API_KEY, bucket_id=f"key:{key.id}", record=key)
+        bucket_id = f"key:{key.id}"
+        verdict = gate.resolved(bucket_id)
+        selectors.api_key_touch(key)  # at most once a minute
+        credential = Credential(
+            kind=API_KEY, bucket_id=bucket_id, record=key, memberships=memberships, bucket_verdict=verdict
+        )
+        return key.user, credential
 
     def authenticate_header(self, request):
         return bearer_challenge(realm="api")

@@ -14,6 +14,17 @@ SESSION = "session"
 
 
 @dataclass(frozen=True)
+class PrefetchedMemberships:
+    """Memberships read in the credential's own statement (this request), for practice selection to use instead of
+    querying again. `organization_id` is the question they answer: the memberships in that practice (the token's
+    practice or the X-Organization-ID header's), or None for the person's first two (created_at, id) — enough to
+    tell "exactly one" from "ambiguous". Organizations are loaded on them."""
+
+    organization_id: UUID | None
+    memberships: tuple
+
+
+@dataclass(frozen=True)
 class Credential:
     kind: str
     # None: not narrowed by scopes (API keys and sessions: the role alone decides).
@@ -29,6 +40,11 @@ class Credential:
     # .selectors.practice_credential): the membership the request acts with there, already re-read for this call.
     # The organization resolver returns it instead of choosing among the person's own memberships.
     acting_membership: Any = field(default=None, compare=False, repr=False)
+    # Set by the API key and OAuth authenticators: the candidate memberships read with the credential.
+    memberships: PrefetchedMemberships | None = field(default=None, compare=False, repr=False)
+    # Set by the API key and OAuth authenticators: the credential bucket's answer (apps.core.limits.BucketVerdict),
+    # taken in the same Redis round trip as the seen-bearer check and applied where API_CREDENTIAL_LIMIT is checked.
+    bucket_verdict: Any = field(default=None, compare=False, repr=False)
 
     @property
     def is_machine(self) -> bool:
