@@ -12,7 +12,7 @@ from rest_framework.authentication import BaseAuthentication, SessionAuthenticat
 from apps.accounts import selectors
 from apps.accounts.services import sessions as user_sessions
 from apps.core import limits
-from apps.core.credentials import API_KEY, SESSION, Credential, signed_in_user
+from apps.core.credentials import API_KEY, SESSION, Credential, draws_from_bucket, signed_in_user
 from apps.core.errors import REASON_MALFORMED, REASON_STALE, AuthUnavailable, NotAuthenticated, bearer_challenge
 
 OAUTH_ACCESS_PREFIX = "svc_oat_"
@@ -40,7 +40,8 @@ class ApiKeyAuthentication(BaseAuthentication):
         if token is None or token.startswith(OAUTH_ACCESS_PREFIX):
             return None
         digest = api_key_digest(token)
-        gate = limits.bearer_gate(request, digest)  # 429 for an unseen bearer from a busy address block
+        # 429 for an unseen bearer from a busy address block; a known one takes its bucket's token in the same trip.
+        gate = limits.bearer_gate(request, digest, take=draws_from_bucket(request))
         try:
             found = selectors.api_key_for_digest(digest, organization_header=request.headers.get("X-Organization-ID"))
         except (OperationalError, InterfaceError):

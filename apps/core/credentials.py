@@ -68,6 +68,17 @@ def signed_in_user(django_request):
         raise AuthUnavailable() from None
 
 
+# Set on a request while presented_credential() verifies it: the bearer is checked (and remembered) but draws nothing
+# from its credential bucket, since the answer there is a refusal, not a served request.
+VERIFY_ONLY_ATTR = "_svc_verify_credential_only"
+
+
+def draws_from_bucket(request) -> bool:
+    """Whether authenticating this request (DRF or Django) should take its credential bucket's token."""
+    django_request = getattr(request, "_request", request)
+    return not getattr(django_request, VERIFY_ONLY_ATTR, False)
+
+
 def presented_credential(django_request) -> Credential | None:
     """The credential a plain Django request presents other than its session cookie (an API key or OAuth token, or
     the MCP server's in-process identity), verified by the API's own authenticators (REST_FRAMEWORK's list, minus
@@ -78,10 +89,14 @@ def presented_credential(django_request) -> Credential | None:
     from rest_framework.settings import api_settings
 
     request = Request(django_request)
-    for authenticator_class in api_settings.DEFAULT_AUTHENTICATION_CLASSES:
-        if issubclass(authenticator_class, SessionAuthentication):
-            continue
-        found = authenticator_class().authenticate(request)
-        if found is not None:
-            return found[1]
-    return None
+    setattr(django_request, VERIFY_ONLY_ATTR, True)
+    try:
+        for authenticator_class in api_settings.DEFAULT_AUTHENTICATION_CLASSES:
+            if issubclass(authenticator_class, SessionAuthentication):
+                continue
+            found = authenticator_class().authenticate(request)
+            if found is not None:
+                return found[1]
+        return None
+    finally:
+        delattr(django_request, VERIFY_ONLY_ATTR)

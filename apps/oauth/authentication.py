@@ -20,7 +20,7 @@ from rest_framework.authentication import BaseAuthentication
 from apps.accounts.authentication import OAUTH_ACCESS_PREFIX, bearer_token
 from apps.accounts.selectors import CredentialStatement
 from apps.core import limits
-from apps.core.credentials import OAUTH, Credential, PrefetchedMemberships
+from apps.core.credentials import OAUTH, Credential, PrefetchedMemberships, draws_from_bucket
 from apps.core.errors import REASON_STALE, REASON_WRONG_AUDIENCE, AuthUnavailable, NotAuthenticated, bearer_challenge
 from apps.core.limits import BucketVerdict
 from apps.core.rows import ModelColumns
@@ -123,7 +123,7 @@ class OAuthTokenAuthentication(BaseAuthentication):
         raw = bearer_token(request)
         if raw is None or not raw.startswith(OAUTH_ACCESS_PREFIX):
             return None
-        found = verified(raw, audiences=rest_audiences(), request=request, take_bucket=True)
+        found = verified(raw, audiences=rest_audiences(), request=request, take_bucket=draws_from_bucket(request))
         token = found.token
         connections.touch(token.connection_id, last_used_at=token.connection.last_used_at)
         return token.user, credential_for(token, memberships=found.memberships, bucket_verdict=found.bucket_verdict)
