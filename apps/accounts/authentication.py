@@ -12,7 +12,7 @@ from rest_framework.authentication import BaseAuthentication, SessionAuthenticat
 from apps.accounts import selectors
 from apps.accounts.services import sessions as user_sessions
 from apps.core import limits
-from apps.core.credentials import API_KEY, SESSION, Credential, signed_in_user
+from apps.core.credentials import API_KEY, SESSION, Credential, draws_from_bucket, signed_in_user
 from apps.core.errors import REASON_MALFORMED, REASON_STALE, AuthUnavailable, NotAuthenticated, bearer_challenge
 
 OAUTH_ACCESS_PREFIX = "svc_oat_"
@@ -40,16 +40,23 @@ class ApiKeyAuthentication(BaseAuthentication):
         if token is None or token.startswith(OAUTH_ACCESS_PREFIX):
             return None
         digest = api_key_digest(token)
-        limits.screen_unseen_bearer(request, digest)
+        # 429 for an unseen bearer from a busy address block; a known one takes its bucket's token in the same trip.
+        gate = limits.bearer_gate(request, digest, take=draws_from_bucket(request))
         try:
-            key = selectors.api_key_for_digest(digest)
+            found = selectors.api_key_for_digest(digest, organization_header=request.headers.get("X-Organization-ID"))
         except (OperationalError, InterfaceError):
             raise AuthUnavailable() from None
+        key, memberships = found if found is not None else (None, None)
         if key is None or not hmac.compare_digest(key.key_hash, digest) or not key.user.is_active:
+            gate.forget()
             raise NotAuthenticated("The API key is invalid, revoked or expired.", reason=REASON_STALE)
-        limits.remember_bearer(digest)
-        selectors.api_key_touch(key)
-        return key.user, Credential(kind=API_KEY, bucket_id=f"key:{key.id}", record=key)
+        bucket_id = f"key:{key.id}"
+        verdict = gate.resolved(bucket_id)
+        selectors.api_key_touch(key)  # at most once a minute
+        credential = Credential(
+            kind=API_KEY, bucket_id=bucket_id, record=key, memberships=memberships, bucket_verdict=verdict
+        )
+        return key.user, credential
 
     def authenticate_header(self, request):
         return bearer_challenge(realm="api")

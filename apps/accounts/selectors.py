@@ -2,27 +2,119 @@
 
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import cached_property
+from uuid import UUID
 
+from django.db import connection
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from apps.accounts import roles
 from apps.accounts.models import ApiKey, Membership, Organization, User
-from apps.core.credentials import Credential
+from apps.core.credentials import Credential, PrefetchedMemberships
 from apps.core.errors import OrganizationAmbiguous, OrganizationForbidden, ValidationFailed
+from apps.core.rows import ModelColumns
 from apps.core.uuids import parse_uuid
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
+# --- one statement per authenticated request: the credential row, its user and the candidate memberships -----------
 
-def api_key_for_digest(digest: str) -> ApiKey | None:
-    now = timezone.now()
-    return (
-        ApiKey.objects.select_related("user")
-        .filter(key_hash=digest, revoked_at__isnull=True)
-        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
-        .first()
+_USER = ModelColumns(User, "u")
+_MEMBERSHIP = ModelColumns(Membership, "m")
+_ORGANIZATION = ModelColumns(Organization, "o")
+
+
+class CredentialStatement:
+    """One SQL statement answering a bearer: the credential's row(s) (`head`, joined in `source`), its user (joined on
+    `user_ref`) and the user's candidate memberships with their organizations, chosen as resolve_organization
+    chooses: in one practice (`organization_ref`: a column such as the token's practice, or %s for the
+    X-Organization-ID header's) or, without one, the first two by (created_at, id). A LEFT JOIN LATERAL (… LIMIT 2)
+    picks them, so the statement answers 0 rows (no such credential), or 1 or 2 rows (one per candidate; a person
+    without one gets a single row with NULL membership columns)."""
+
+    def __init__(
+        self, *, head: tuple[ModelColumns, ...], source: str, user_ref: str, where: str, organization_ref=None
+    ):
+        self.head, self.source, self.user_ref, self.where = head, source, user_ref, where
+        self.organization_ref = organization_ref
+
+    @cached_property
+    def sql(self) -> str:
+        quote = connection.ops.quote_name
+        columns = [*self.head, _USER, _MEMBERSHIP, _ORGANIZATION]
+        in_practice = f"AND mm.{quote('organization_id')} = {self.organization_ref}" if self.organization_ref else ""
+        # Only identifiers of this codebase are formatted in; every value is a bound parameter.
+        return (
+            f"SELECT {', '.join(part.select_list() for part in columns)} "  # noqa: S608
+            f"FROM {self.source} "
+            f"JOIN {quote(_USER.table)} u ON u.{quote('id')} = {self.user_ref} "
+            f"LEFT JOIN LATERAL (SELECT mm.{quote('id')} FROM {quote(_MEMBERSHIP.table)} mm "
+            f"WHERE mm.{quote('user_id')} = u.{quote('id')} {in_practice} "
+            f"ORDER BY mm.{quote('created_at')}, mm.{quote('id')} LIMIT 2) pick ON TRUE "
+            f"LEFT JOIN {quote(_MEMBERSHIP.table)} m ON m.{quote('id')} = pick.{quote('id')} "
+            f"LEFT JOIN {quote(_ORGANIZATION.table)} o ON o.{quote('id')} = m.{quote('organization_id')} "
+            f"WHERE {self.where} "
+            f"ORDER BY m.{quote('created_at')}, m.{quote('id')}"
+        )
+
+    def fetch(self, params: list) -> tuple[tuple, User, tuple[Membership, ...]] | None:
+        """(head instances, user, candidate memberships) or None when no row matched. `params` in statement order
+        (the practice's %s, when the statement has one, comes before the WHERE clause's)."""
+        with connection.cursor() as cursor:
+            cursor.execute(self.sql, params)
+            rows = cursor.fetchall()
+        if not rows:
+            return None
+        offset, head = 0, []
+        for part in self.head:
+            head.append(part.build(rows[0], offset))
+            offset += part.width
+        user = _USER.build(rows[0], offset)
+        offset += _USER.width
+        candidates = []
+        for row in rows:
+            membership = _MEMBERSHIP.build(row, offset)
+            if membership is not None:
+                membership.organization = _ORGANIZATION.build(row, offset + _MEMBERSHIP.width)
+                membership.user = user
+                candidates.append(membership)
+        return tuple(head), user, tuple(candidates)
+
+
+def requested_organization_id(header: str | None) -> UUID | None:
+    """The practice X-Organization-ID names, when it is a UUID (an invalid one is refused by practice selection)."""
+    return parse_uuid(header.strip()) if header is not None else None
+
+
+_KEY = ModelColumns(ApiKey, "k")
+_API_KEY_STATEMENTS = {
+    in_practice: CredentialStatement(
+        head=(_KEY,),
+        source=f'"{ApiKey._meta.db_table}" k',
+        user_ref='k."user_id"',
+        where='k."key_hash" = %s AND k."revoked_at" IS NULL AND (k."expires_at" IS NULL OR k."expires_at" > %s)',
+        organization_ref="%s" if in_practice else None,
     )
+    for in_practice in (False, True)
+}
+
+
+def api_key_for_digest(
+    digest: str, *, organization_header: str | None = None
+) -> tuple[ApiKey, PrefetchedMemberships] | None:
+    """The live key with this digest (its user loaded) and the candidate memberships practice selection will weigh
+    (those in the X-Organization-ID practice when the header names one, else the first two), in one statement."""
+    organization_id = requested_organization_id(organization_header)
+    params = [digest, timezone.now()]
+    found = _API_KEY_STATEMENTS[organization_id is not None].fetch(
+        [organization_id, *params] if organization_id else params
+    )
+    if found is None:
+        return None
+    (key,), user, candidates = found
+    key.user = user
+    return key, PrefetchedMemberships(organization_id, candidates)
 
 
 def api_key_touch(key: ApiKey) -> None:
@@ -70,27 +162,41 @@ def resolve_organization(*, user: User, credential: Credential, header: str | No
         # An agency connection acting inside a linked practice (apps.partners): decided by the MCP server per call.
         acting = credential.acting_membership
         return OrganizationChoice(acting.organization, acting)
-    memberships = memberships_of(user).select_related("organization")
+    # An API key or OAuth token read its candidates in its own statement, in this request: they are used when they
+    # answer the question asked here; anything else is read now.
+    prefetched = credential.memberships
+
+    def memberships():
+        return memberships_of(user).select_related("organization")
+
+    def membership_in(organization_id):
+        if prefetched is not None and prefetched.organization_id == organization_id:
+            return prefetched.memberships[0] if prefetched.memberships else None
+        return memberships().filter(organization_id=organization_id).first()
+
     if credential.bound_organization_id is not None:
-        membership = memberships.filter(organization_id=credential.bound_organization_id).first()
+        membership = membership_in(credential.bound_organization_id)
         if membership is None:
             raise OrganizationForbidden("The practice this token was granted for no longer admits you.")
         return OrganizationChoice(membership.organization, membership)
     if header is not None:
-        organization_id = parse_uuid(header.strip())
+        organization_id = requested_organization_id(header)
         if organization_id is None:
             raise ValidationFailed.for_field("X-Organization-ID", "must be a UUID")
-        membership = memberships.filter(organization_id=organization_id).first()
+        membership = membership_in(organization_id)
         if membership is None:
             raise OrganizationForbidden()
         return OrganizationChoice(membership.organization, membership)
     if session is not None and not credential.is_machine:
         active = parse_uuid(session.get(SESSION_ACTIVE_ORG_KEY) or "")
         if active is not None:
-            membership = memberships.filter(organization_id=active).first()
+            membership = memberships().filter(organization_id=active).first()
             if membership is not None:
                 return OrganizationChoice(membership.organization, membership)
-    candidates = list(memberships[:2])
+    if prefetched is not None and prefetched.organization_id is None:
+        candidates = list(prefetched.memberships)
+    else:
+        candidates = list(memberships()[:2])
     if len(candidates) == 1:
         return OrganizationChoice(candidates[0].organization, candidates[0])
     if not candidates:

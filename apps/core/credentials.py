@@ -14,6 +14,17 @@ SESSION = "session"
 
 
 @dataclass(frozen=True)
+class PrefetchedMemberships:
+    """Memberships read in the credential's own statement (this request), for practice selection to use instead of
+    querying again. `organization_id` is the question they answer: the memberships in that practice (the token's
+    practice or the X-Organization-ID header's), or None for the person's first two (created_at, id) — enough to
+    tell "exactly one" from "ambiguous". Organizations are loaded on them."""
+
+    organization_id: UUID | None
+    memberships: tuple
+
+
+@dataclass(frozen=True)
 class Credential:
     kind: str
     # None: not narrowed by scopes (API keys and sessions: the role alone decides).
@@ -29,6 +40,11 @@ class Credential:
     # .selectors.practice_credential): the membership the request acts with there, already re-read for this call.
     # The organization resolver returns it instead of choosing among the person's own memberships.
     acting_membership: Any = field(default=None, compare=False, repr=False)
+    # Set by the API key and OAuth authenticators: the candidate memberships read with the credential.
+    memberships: PrefetchedMemberships | None = field(default=None, compare=False, repr=False)
+    # Set by the API key and OAuth authenticators: the credential bucket's answer (apps.core.limits.BucketVerdict),
+    # taken in the same Redis round trip as the seen-bearer check and applied where API_CREDENTIAL_LIMIT is checked.
+    bucket_verdict: Any = field(default=None, compare=False, repr=False)
 
     @property
     def is_machine(self) -> bool:
@@ -52,6 +68,17 @@ def signed_in_user(django_request):
         raise AuthUnavailable() from None
 
 
+# Set on a request while presented_credential() verifies it: the bearer is checked (and remembered) but draws nothing
+# from its credential bucket, since the answer there is a refusal, not a served request.
+VERIFY_ONLY_ATTR = "_svc_verify_credential_only"
+
+
+def draws_from_bucket(request) -> bool:
+    """Whether authenticating this request (DRF or Django) should take its credential bucket's token."""
+    django_request = getattr(request, "_request", request)
+    return not getattr(django_request, VERIFY_ONLY_ATTR, False)
+
+
 def presented_credential(django_request) -> Credential | None:
     """The credential a plain Django request presents other than its session cookie (an API key or OAuth token, or
     the MCP server's in-process identity), verified by the API's own authenticators (REST_FRAMEWORK's list, minus
@@ -62,10 +89,14 @@ def presented_credential(django_request) -> Credential | None:
     from rest_framework.settings import api_settings
 
     request = Request(django_request)
-    for authenticator_class in api_settings.DEFAULT_AUTHENTICATION_CLASSES:
-        if issubclass(authenticator_class, SessionAuthentication):
-            continue
-        found = authenticator_class().authenticate(request)
-        if found is not None:
-            return found[1]
-    return None
+    setattr(django_request, VERIFY_ONLY_ATTR, True)
+    try:
+        for authenticator_class in api_settings.DEFAULT_AUTHENTICATION_CLASSES:
+            if issubclass(authenticator_class, SessionAuthentication):
+                continue
+            found = authenticator_class().authenticate(request)
+            if found is not None:
+                return found[1]
+        return None
+    finally:
+        delattr(django_request, VERIFY_ONLY_ATTR)

@@ -94,7 +94,9 @@ class McpView(BaseApiView):
             return response
         except NotAuthenticated as exc:
             return _unauthorized(exc.message, details=exc.details)
-        oauth.connection_touch(token.connection_id)  # GET /connected-apps shows when the app was last used, as for REST
+        oauth.connection_touch(
+            token.connection_id, last_used_at=token.connection.last_used_at
+        )  # GET /connected-apps shows when the app was last used, as for REST
         try:
             message = json.loads(django_request.body)
         except (ValueError, UnicodeDecodeError):

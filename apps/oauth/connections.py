@@ -100,9 +100,12 @@ def purge_spent_codes(now=None) -> int:
     return per_model.get(Grant._meta.label, 0)
 
 
-def touch(connection_id) -> None:
-    """Record use at most once a minute: one conditional UPDATE."""
+def touch(connection_id, *, last_used_at=None) -> None:
+    """Record use at most once a minute: one conditional UPDATE, skipped when the connection's `last_used_at` (read
+    with its token in this request) is under a minute old."""
     now = timezone.now()
+    if last_used_at is not None and now - last_used_at < LAST_USED_RESOLUTION:
+        return
     Connection.objects.unscoped().filter(pk=connection_id).filter(
         Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - LAST_USED_RESOLUTION)
     ).update(last_used_at=now)
