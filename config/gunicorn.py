@@ -8,9 +8,11 @@ requirements/base.txt because this replaces its `util.write_error`; tests/e2e/te
 """
 
 import json
+import os
 
 from gunicorn import util
 
+workers = int(os.environ.get("SVC_WEB_WORKERS") or os.cpu_count() or 1)  # a process per core
 worker_class = "gthread"  # measured fastest here with nginx in front: docs/serving.md
 threads = 4
 keepalive = 75  # longer than nginx keeps an idle upstream connection (60 s), so nginx is the one that closes it
