@@ -40,7 +40,7 @@ NGINX_MAIN = """\
 # Written by config/serve.py: nginx as the current user, everything under the run directory.
 {user}daemon off;
 master_process on;
-worker_processes {nginx_workers};  # measured against auto on 2 cores: docs/serving.md
+worker_processes 1;  # measured against auto on 2 cores: docs/serving.md
 pid {run}/nginx.pid;
 error_log stderr warn;
 events {{
@@ -63,22 +63,15 @@ def render_template(text: str, values: dict[str, str]) -> str:
 
 
 def web_command(socket_path: Path, workers: int) -> list[str]:
-    """gunicorn (its settings, and why: config/gunicorn.py); SVC_WEB_SERVER=granian|sync for a comparison run."""
-    kind = os.environ.get("SVC_WEB_SERVER", "gthread")
-    if kind == "granian":
-        return [
-            str(Path(sys.executable).parent / "granian"), "--interface", "wsgi", "--uds", str(socket_path),
-            "--workers", str(workers), "config.wsgi:application",
-        ]
+    """gunicorn; its settings, and why gthread: config/gunicorn.py and docs/serving.md."""
+    gunicorn = str(Path(sys.executable).parent / "gunicorn")
     return [
-        str(Path(sys.executable).parent / "gunicorn"),
-        "--config",
+        gunicorn,
+        "-c",
         "python:config.gunicorn",
-        "--worker-class",
-        kind,
-        "--bind",
+        "-b",
         f"unix:{socket_path}",
-        "--workers",
+        "-w",
         str(workers),
         "config.wsgi:application",
     ]
@@ -144,11 +137,11 @@ class Launcher:
         (self.run / "crm.conf").write_text(conf)
         # A root master would hand its workers to `nobody`, who cannot enter the run directory.
         user = f"user {pwd.getpwuid(os.geteuid()).pw_name};\n" if os.geteuid() == 0 else ""
-        (self.run / "nginx.conf").write_text(NGINX_MAIN.format(run=self.run, user=user, nginx_workers=os.environ.get('SVC_NGINX_WORKERS', '1')))
+        (self.run / "nginx.conf").write_text(NGINX_MAIN.format(run=self.run, user=user))
 
     def spawn(self, name: str, command: list[str]) -> None:
         # Its own process group, so stopping it reaches its workers; SIGINT from a terminal reaches only us.
-        self.children[name] = subprocess.Popen(command, cwd=ROOT, process_group=0)
+        self.children[name] = subprocess.Popen(command, cwd=ROOT, process_group=0)  # noqa: S603 (our own commands)
         say(f"started {name} (pid {self.children[name].pid})")
 
     def check(self) -> None:
@@ -164,16 +157,21 @@ class Launcher:
                 raise RuntimeError(f"{what} did not answer within {START_TIMEOUT} s")
             time.sleep(0.2)
 
+    def nginx_command(self, *options: str) -> list[str]:
+        nginx = shutil.which("nginx") or "/usr/sbin/nginx"  # /usr/sbin is not on every user's PATH
+        # -e: the error log before the configuration is read (the compiled-in path is root's /var/log/nginx).
+        return [nginx, *options, "-e", "stderr", "-p", str(self.run), "-c", "nginx.conf"]
+
     def start(self) -> None:
         self.prepare()
-        nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-        subprocess.run([nginx, "-t", "-q", "-e", "stderr", "-p", str(self.run), "-c", "nginx.conf"], check=True)
+        # A broken configuration fails here, plainly.
+        subprocess.run(self.nginx_command("-t", "-q"), check=True)  # noqa: S603 (our own command)
         self.spawn("web", web_command(self.run / "web.sock", self.workers))
         self.spawn("sockets", sockets_command(self.run / "sockets.sock"))
-        self.spawn("nginx", [nginx, "-e", "stderr", "-p", str(self.run), "-c", "nginx.conf"])
+        self.spawn("nginx", self.nginx_command())
         self.wait_until(lambda: answers(self.run / "web.sock"), "web")
         self.wait_until(lambda: answers(self.run / "sockets.sock"), "sockets")
-        host = "127.0.0.1" if self.bind in ("0.0.0.0", "::") else self.bind
+        host = "127.0.0.1" if self.bind in ("0.0.0.0", "::") else self.bind  # noqa: S104 (a check, not a bind)
         self.wait_until(lambda: answers((host, self.port)), "nginx")
         say(f"serving on http://{self.bind}:{self.port} (web: {self.workers} gunicorn workers; sockets: daphne)")
 
@@ -207,7 +205,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m config.serve", description=__doc__.split("\n")[0])
     parser.add_argument("--bind", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8787)
+    parser.add_argument("--check", metavar="SOCKET", help="only check that the server on this unix socket answers")
     args = parser.parse_args(argv)
+    if args.check:  # docker/compose.yaml's health check of web and sockets
+        return 0 if answers(Path(args.check)) else 1
     workers = int(os.environ.get("SVC_WEB_WORKERS") or os.cpu_count() or 1)
 
     def on_signal(signum, frame):

@@ -1,7 +1,7 @@
 """The production web tier (`python -m config.serve`, what `make run` serves: nginx in front of the WSGI server and of
 daphne for the websockets) on a free port, serving the test database: for the tests that need a real server (protocol
-edges, live WebSocket updates, the headless-browser tests, the pool's failover). Use with `worker_env` (tests/e2e/conftest.py), which gives the
-subprocess the test database and this worker's Redis database."""
+edges, live WebSocket updates, the headless-browser tests, the pool's failover). Use with `worker_env`
+(tests/e2e/conftest.py), which gives the subprocess the test database and this worker's Redis database."""
 
 import contextlib
 import socket
