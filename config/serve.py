@@ -168,9 +168,10 @@ class Launcher:
         subprocess.run(self.nginx_command("-t", "-q"), check=True)  # noqa: S603 (our own command)
         self.spawn("web", web_command(self.run / "web.sock", self.workers))
         self.spawn("sockets", sockets_command(self.run / "sockets.sock"))
-        self.spawn("nginx", self.nginx_command())
         self.wait_until(lambda: answers(self.run / "web.sock"), "web")
         self.wait_until(lambda: answers(self.run / "sockets.sock"), "sockets")
+        # nginx last: once the port accepts connections, everything behind it answers (no 502 while booting).
+        self.spawn("nginx", self.nginx_command())
         host = "127.0.0.1" if self.bind in ("0.0.0.0", "::") else self.bind  # noqa: S104 (a check, not a bind)
         self.wait_until(lambda: answers((host, self.port)), "nginx")
         say(f"serving on http://{self.bind}:{self.port} (web: {self.workers} gunicorn workers; sockets: daphne)")
