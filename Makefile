@@ -18,21 +18,24 @@ help: ## List the targets
 	@echo "Practice CRM — make targets:"
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 	@echo
-	@echo "Variables: PORT (run, default 8787), PYTEST_ARGS (test), PATIENTS / BENCH_ARGS (bench),"
+	@echo "Variables: PORT (run, default 8787), SVC_WEB_WORKERS (run, gunicorn workers, default one per core),"
+	@echo "           PYTEST_ARGS (test), PATIENTS / BENCH_ARGS (bench),"
 	@echo "           DATABASE_URL, REDIS_URL (local ones are started under .local/ when not running)."
 
 venv: ## Create/update .venv from requirements/dev.txt
 	@bash scripts/ensure-venv.sh
 
-run: ## Start web (daphne), celery worker and beat on http://localhost:PORT (default 8787)
+run: ## Start web (nginx in front of gunicorn + daphne), celery worker and beat on http://localhost:PORT (default 8787)
 	@bash scripts/ensure-venv.sh
 	@bash scripts/ensure-services.sh
+	@bash scripts/ensure-nginx.sh
 	@bash scripts/run.sh
 
 test: ## Lint, format check, migrations check, layer contract (lint-imports), then pytest (PYTEST_ARGS=...)
 	@bash scripts/ensure-venv.sh
 	@bash scripts/ensure-services.sh
 	@bash scripts/ensure-browser.sh
+	@bash scripts/ensure-nginx.sh
 	$(RUFF) check .
 	$(RUFF) format --check .
 	DJANGO_SETTINGS_MODULE=config.settings.test $(MANAGE) makemigrations --check --dry-run

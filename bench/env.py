@@ -1,6 +1,6 @@
 """What every benchmark runs against, set up in one place: its database (URL, creating, migrating, raw psycopg
 connections shaped like Django's), its Redis database, Django in this process, and the processes it starts —
-daphne serving config.asgi:application, Celery workers — with how they are stopped."""
+the web tier (config.serve, or the old daphne-only server), Celery workers — with how they are stopped."""
 
 import os
 import socket
@@ -167,24 +167,29 @@ SERVED_APP = ["config.asgi:application"]
 
 
 class Server:
-    """The real HTTP stack, as `make run` serves it (python -m config.server: daphne serving config.asgi:application)
-    against the benchmark database."""
+    """The real HTTP stack against the benchmark database, as `make run` serves it: `python -m config.serve` (nginx on
+    the port, gunicorn for HTTP, daphne for the websockets). `legacy=True` starts the server that served everything
+    before issue 16 instead: one daphne process (`python -m config.server` serving config.asgi:application), for
+    comparisons."""
 
-    def __init__(self, url: str, log_path=None):
+    def __init__(self, url: str, log_path=None, *, legacy: bool = False):
         self.url = url
+        self.legacy = legacy
         self.port = free_port()
         self.process: subprocess.Popen | None = None
-        self.log_path = log_path or RESULTS / "daphne.log"
+        self.log_path = log_path or RESULTS / ("daphne.log" if legacy else "serve.log")
+
+    def command(self) -> list[str]:
+        python = str(VENV_BIN / "python")
+        if self.legacy:
+            return [python, "-m", "config.server", "-b", "127.0.0.1", "-p", str(self.port), *SERVED_APP]
+        return [python, "-m", "config.serve", "--bind", "127.0.0.1", "--port", str(self.port)]
 
     def start(self, timeout: float = 60.0) -> None:
         RESULTS.mkdir(parents=True, exist_ok=True)
         self._log = self.log_path.open("w")
         self.process = subprocess.Popen(
-            [str(VENV_BIN / "python"), "-m", "config.server", "-b", "127.0.0.1", "-p", str(self.port), *SERVED_APP],
-            cwd=ROOT,
-            env=server_env(self.url),
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
+            self.command(), cwd=ROOT, env=server_env(self.url), stdout=self._log, stderr=subprocess.STDOUT
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -202,12 +207,29 @@ class Server:
 
     @property
     def pid(self) -> int:
+        """The process started: daphne itself (legacy), else the launcher (its children serve; see `pids`)."""
         assert self.process is not None
         return self.process.pid
 
+    @property
+    def pids(self) -> list[int]:
+        """Every process of the stack: the one started and all its descendants (nginx, gunicorn and its workers,
+        daphne), for CPU and memory readings."""
+        found, queue = [], [self.pid]
+        while queue:
+            pid = queue.pop()
+            found.append(pid)
+            try:
+                for task in os.listdir(f"/proc/{pid}/task"):
+                    with open(f"/proc/{pid}/task/{task}/children") as children:
+                        queue.extend(int(child) for child in children.read().split())
+            except OSError:
+                continue  # gone meanwhile
+        return found
+
     def stop(self) -> None:
         if self.process is not None:
-            stop_processes([self.process], timeout=10)
+            stop_processes([self.process], timeout=20)
         if getattr(self, "_log", None):
             self._log.close()
 

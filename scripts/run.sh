@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `make run`: migrate, collectstatic, then run web (config.server: daphne with the JSON-envelope protocol edges),
-# celery worker and celery beat together. A process that exits or crashes is started again (after 1 s, doubling to
+# `make run`: migrate, collectstatic, then run web (config.serve: nginx on PORT in front of gunicorn for HTTP and daphne
+# for the websockets), celery worker and celery beat together. A process that exits or crashes is started again (after 1 s, doubling to
 # at most 30 s while it keeps failing quickly), as compose's restart policy does; Ctrl-C (or SIGTERM) stops all three.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,7 +37,7 @@ DELAYS=() # its next restart delay, seconds
 
 command_of() { # name: the command line of that process
     case $1 in
-    web) echo "$BIN/python -m config.server -b 0.0.0.0 -p $PORT config.asgi:application" ;;
+    web) echo "$BIN/python -m config.serve --bind 0.0.0.0 --port $PORT" ;;
     worker) echo "$BIN/celery -A config worker -l info --concurrency 2" ;;
     beat) echo "$BIN/celery -A config beat -l info --schedule .local/celerybeat-schedule" ;;
     esac
@@ -110,7 +110,7 @@ cat <<EOF
   Create a practice (owner login + API key), in another terminal:
     .venv/bin/python manage.py create_practice --name "My Practice" --owner-email you@example.com --owner-password 'choose-a-password' --api-key --json
 
-  Ctrl-C stops web, worker and beat.
+  Ctrl-C stops web (nginx, gunicorn, daphne), worker and beat.
 ================================================================================
 
 EOF

@@ -1,7 +1,7 @@
-"""The production HTTP server (`python -m config.server`, what `make run` and the Docker image serve) on a free port,
-serving the test database: for the tests that need a real server (protocol edges, live WebSocket updates, the
-headless-browser tests, the pool's failover). Use with `worker_env` (tests/e2e/conftest.py), which gives the
-subprocess the test database and this worker's Redis database."""
+"""The production web tier (`python -m config.serve`, what `make run` serves: nginx in front of the WSGI server and of
+daphne for the websockets) on a free port, serving the test database: for the tests that need a real server (protocol
+edges, live WebSocket updates, the headless-browser tests, the pool's failover). Use with `worker_env`
+(tests/e2e/conftest.py), which gives the subprocess the test database and this worker's Redis database."""
 
 import contextlib
 import socket
@@ -34,8 +34,9 @@ def stop_all(processes: list[subprocess.Popen]) -> None:
 @pytest.fixture
 def start_server(worker_env, tmp_path):
     """start(**extra_env) -> "127.0.0.1:port": the server against the test database, with SVC_BASE_URL its own
-    address (the URLs its pages print point back at it); answering once /health/runtime is 204. Its output, access
-    log included, goes to tmp_path / "web-<n>.log" (the first one web-0.log). Stopped after the test."""
+    address (the URLs its pages print point back at it); answering once /health/runtime is 204 through nginx. Its
+    output, nginx's access log included, goes to tmp_path / "web-<n>.log" (the first one web-0.log). Stopped after
+    the test."""
     processes = []
 
     def start(**extra_env) -> str:
@@ -43,7 +44,7 @@ def start_server(worker_env, tmp_path):
         address = f"127.0.0.1:{port}"
         log_path = tmp_path / f"web-{len(processes)}.log"
         process = subprocess.Popen(
-            [sys.executable, "-m", "config.server", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
+            [sys.executable, "-m", "config.serve", "--bind", "127.0.0.1", "--port", str(port)],
             env={**worker_env, "SVC_BASE_URL": f"http://{address}", **extra_env},
             stdout=(log := log_path.open("wb")),
             stderr=log,

@@ -66,4 +66,6 @@ def csv_response(request, header: list[str], rows, *, filename: str) -> Streamin
         content = async_chunks(content)
     response = StreamingHttpResponse(content, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    # nginx passes each chunk on as it comes instead of spooling the export to a temporary file first.
+    response["X-Accel-Buffering"] = "no"
     return response

@@ -1,5 +1,5 @@
 """Headless Chromium (Debian's /usr/bin/chromium, driven by the `playwright` package; never `playwright install`)
-against the real server (config.server) on the test database. scripts/ensure-browser.sh (make test) installs Chromium
+against the real web tier (config.serve) on the test database. scripts/ensure-browser.sh (make test) installs Chromium
 on a fresh machine."""
 
 import os

@@ -1,5 +1,5 @@
-"""A database that drops the pooled connections (restart, failover, idle kill) costs no request: the real server
-(config.server) with the connection pool on (config/settings/base.py), its backends killed server-side, the next
+"""A database that drops the pooled connections (restart, failover, idle kill) costs no request: the real web tier
+(config.serve) with the connection pool on (config/settings/base.py), its backends killed server-side, the next
 requests all 200."""
 
 import time

@@ -1,6 +1,7 @@
-"""Issue 26 §3 and §4 through the real HTTP server (`python -m config.server`, what `make run` serves): every answer
-the server itself gives is the JSON envelope with headers, the documented query sizes fit, and unauthenticated
-bodies are not parsed before the route's cap (they once stalled the whole web process)."""
+"""Issue 26 §3 and §4 through the real web tier (`python -m config.serve`, what `make run` serves: nginx in front of
+gunicorn and daphne): every answer the servers themselves give is the JSON envelope with headers, the documented
+query sizes fit, and unauthenticated bodies are not parsed before the route's cap (they once stalled the whole web
+process)."""
 
 import json
 import socket
@@ -10,7 +11,7 @@ import time
 import httpx
 import pytest
 
-from config.server import MAX_HEADER_BYTES, MAX_REQUEST_LINE_BYTES
+from config.serve import HEADER_BUFFERS, MAX_HEADER_LINE_BYTES, MAX_REQUEST_LINE_BYTES
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -85,15 +86,28 @@ def test_every_documented_query_at_its_maximum_fits_on_the_request_line(owner, w
     assert b"id,city" in body
 
 
-def test_headers_over_the_limit_are_431(web_server):
-    def headers_of(total: int) -> bytes:
-        """Header lines adding up to `total` bytes (without their line ends), Host and Connection included."""
-        fixed = len(b"Host: localhost") + len(b"Connection: close")
-        return b"X-Pad: " + b"a" * (total - fixed - len(b"X-Pad: ")) + b"\r\n"
+def header_line(name: bytes, length: int) -> bytes:
+    """One header line of exactly `length` bytes without its CRLF."""
+    return name + b": " + b"a" * (length - len(name) - 2) + b"\r\n"
 
-    assert exchange(web_server, get("/health/runtime", headers_of(MAX_HEADER_BYTES)))[0] == 204
-    response = exchange(web_server, get("/health/runtime", headers_of(MAX_HEADER_BYTES + 1)))
-    assert assert_envelope(response, 431, "HEADERS_TOO_LARGE")["details"] == {"maxBytes": MAX_HEADER_BYTES}
+
+def test_a_header_line_at_the_limit_is_served_and_one_byte_over_is_431(web_server):
+    """nginx holds each header line whole in one buffer of MAX_HEADER_LINE_BYTES (plus its CRLF)."""
+    assert exchange(web_server, get("/health/runtime", header_line(b"X-Pad", MAX_HEADER_LINE_BYTES)))[0] == 204
+    response = exchange(web_server, get("/health/runtime", header_line(b"X-Pad", MAX_HEADER_LINE_BYTES + 1)))
+    assert assert_envelope(response, 431, "HEADERS_TOO_LARGE")["details"] == {"maxBytes": MAX_HEADER_LINE_BYTES}
+
+
+def test_headers_that_need_more_than_the_buffers_are_431(web_server):
+    """A line never spans two buffers: HEADER_BUFFERS lines over half a buffer each fit, one more does not."""
+    big = MAX_HEADER_LINE_BYTES * 3 // 4
+
+    def lines(count: int) -> bytes:
+        return b"".join(header_line(b"X-Pad-%d" % i, big) for i in range(count))
+
+    assert exchange(web_server, get("/health/runtime", lines(HEADER_BUFFERS)))[0] == 204
+    response = exchange(web_server, get("/health/runtime", lines(HEADER_BUFFERS + 1)))
+    assert assert_envelope(response, 431, "HEADERS_TOO_LARGE")["details"] == {"maxBytes": MAX_HEADER_LINE_BYTES}
 
 
 @pytest.mark.parametrize(
@@ -102,13 +116,20 @@ def test_headers_over_the_limit_are_431(web_server):
         b"NONSENSE\r\n\r\n",
         b"GET /health/runtime HTTP/1.1\r\nHost: localhost\r\nBroken header line\r\n\r\n",
         b"POST /health HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nxx\r\n0\r\n\r\n",
-        # Twisted lets a vertical tab through; daphne refuses it (once with an HTML page).
+        # nginx lets a vertical tab through; gunicorn refuses it (with an HTML page as shipped).
         b"GET /health/runtime HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nX-Odd: a\x0bb\r\n\r\n",
     ],
     ids=["request-line", "header", "chunked-framing", "header-value"],
 )
 def test_what_the_server_cannot_parse_is_400_in_the_envelope(web_server, raw):
     assert_envelope(exchange(web_server, raw), 400, "BAD_REQUEST")
+
+
+def test_an_unsupported_version_or_transfer_coding_is_in_the_envelope(web_server):
+    version = b"GET /health/runtime HTTP/2.0\r\nHost: localhost\r\n\r\n"
+    assert_envelope(exchange(web_server, version), 505, "HTTP_VERSION_NOT_SUPPORTED")
+    coding = b"POST /health HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: gzip\r\n\r\n"
+    assert_envelope(exchange(web_server, coding), 501, "NOT_IMPLEMENTED")
 
 
 def test_malformed_multipart_reaches_the_app_and_is_400_in_the_envelope(owner, web_server):

@@ -1,4 +1,4 @@
-"""End to end: the real HTTP server (config.server: daphne serving config.asgi) on the test database, a real
+"""End to end: the real web tier (config.serve: nginx routing /today/ws to daphne) on the test database, a real
 WebSocket client (tornado's), a real session cookie and a real commit in this process reaching the socket through
 Redis."""
 
