@@ -1,5 +1,7 @@
 """Reads of the capture area."""
 
+import time
+
 from django.db import connection
 
 from apps.capture.fields import unmapped_names
@@ -8,15 +10,55 @@ from apps.capture.services import token_digest
 
 
 def form_for_token(token: str) -> CaptureForm | None:
-    """The active form this routing token opens, or None: unknown, paused and archived all look the same."""
+    """The active form this routing token opens, or None: unknown, paused and archived all look the same. Read from
+    the database (one SELECT); the form found is remembered for form_for_token_remembered."""
     if not token or len(token) > 200:
         return None
-    return (
+    digest = token_digest(token)
+    form = (
         CaptureForm.objects.unscoped()
         .select_related("organization")
-        .filter(token_digest=token_digest(token), status=CaptureForm.Status.ACTIVE)
+        .filter(token_digest=digest, status=CaptureForm.Status.ACTIVE)
         .first()
     )
+    _remember(digest, form)
+    return form
+
+
+# The receiving route's forms, per process: {token digest: (form, monotonic expiry)}. A remembered form is a
+# snapshot, never trusted alone: the submission's INSERT only lands while the form's row is still that snapshot
+# (same id and token, active, the same mode, kind, mapping and secrets), and the receiving view reads
+# the form afresh and decides again whenever the snapshot did not hold or its answer was a refusal. So a paused form,
+# a regenerated token or a rotated secret take effect at once, as when every post read the form.
+FORM_MEMORY_SECONDS = 60.0
+FORM_MEMORY_SIZE = 1024
+_forms: dict[str, tuple[CaptureForm, float]] = {}
+
+
+def _remember(digest: str, form: CaptureForm | None) -> None:
+    if form is None:
+        _forms.pop(digest, None)  # unknown tokens are not remembered: they cost their SELECT, as before
+        return
+    if len(_forms) >= FORM_MEMORY_SIZE:
+        _forms.clear()
+    _forms[digest] = (form, time.monotonic() + FORM_MEMORY_SECONDS)
+
+
+def form_for_token_remembered(token: str) -> tuple[CaptureForm | None, bool]:
+    """(form, remembered): the form as form_for_token reads it, or this process's snapshot of it from a recent read
+    (no statement), with remembered=True. A snapshot must be confirmed by the write that relies on it
+    (services.capture_receive does); forget_form drops it."""
+    if not token or len(token) > 200:
+        return None, False
+    entry = _forms.get(token_digest(token))
+    if entry is not None and entry[1] > time.monotonic():
+        return entry[0], True
+    return form_for_token(token), False
+
+
+def forget_form(token: str) -> None:
+    if token and len(token) <= 200:
+        _forms.pop(token_digest(token), None)
 
 
 def forms_page(*, organization, status: str | None = None, include_archived: bool = False, limit: int, offset: int):

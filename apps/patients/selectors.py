@@ -34,6 +34,7 @@ from apps.patients.models import (
     Status,
     Tag,
 )
+from apps.patients.renderers import LIST_COLUMNS, TAG_COLUMNS
 
 # sort name on the wire → expression; every order ends with id in the same direction so pages are stable.
 SORTS = {
@@ -255,7 +256,9 @@ def patient_tags_loaded(patient: Patient) -> Patient:
 
 
 def patient_page(*, organization, query: PatientQuery, limit: int, offset: int, embed_tags: bool):
-    """(rows of the page, total). Two queries on patients (three with tags), whatever the page size.
+    """(rows of the page, total, tags): rows are dicts of apps.patients.renderers.LIST_COLUMNS (rendered by
+    patient_list_row, no model instances built), tags {patient id: [tag values, name order]} with embed_tags, else
+    None. Two queries on patients (three with tags), whatever the page size.
 
     Unfiltered, the total is the practice's counter row and the page an index scan. A search finds its matches
     once: one statement pages them and counts them all (count(*) OVER (), computed before the LIMIT) on narrow rows,
@@ -263,17 +266,32 @@ def patient_page(*, organization, query: PatientQuery, limit: int, offset: int, 
     filters count, then page: their one-pass form lets the planner probe the tag index once per candidate row."""
     matching = patient_filtered(organization=organization, query=query)
     if query.q:
-        return _search_page(organization, matching, query, limit=limit, offset=offset, embed_tags=embed_tags)
-    total = _plain_total(organization, query)
-    if total is None:
-        total = matching.count()
-    rows = patient_ordered(matching, query)
-    if embed_tags:
-        rows = with_tags(rows)
-    return list(rows[offset : offset + limit]), total
+        rows, total = _search_page(organization, matching, query, limit=limit, offset=offset)
+    else:
+        total = _plain_total(organization, query)
+        if total is None:
+            total = matching.count()
+        rows = list(patient_ordered(matching, query).values(*LIST_COLUMNS)[offset : offset + limit])
+    return rows, total, (_tags_of(organization, rows) if embed_tags else None)
 
 
-def _search_page(organization, matching: QuerySet, query: PatientQuery, *, limit: int, offset: int, embed_tags: bool):
+def _tags_of(organization, rows: list[dict]) -> dict:
+    """{patient id: [tag values in the order the patient routes render them]} for these rows, one query."""
+    tags: dict = {row["id"]: [] for row in rows}
+    if not tags:
+        return tags
+    links = (
+        PatientTag.objects.for_org(organization)
+        .filter(patient_id__in=list(tags))
+        .order_by(Lower("tag__name"))
+        .values_list("patient_id", *(f"tag__{column}" for column in TAG_COLUMNS))
+    )
+    for patient_id, *values in links:
+        tags[patient_id].append(dict(zip(TAG_COLUMNS, values, strict=True)))
+    return tags
+
+
+def _search_page(organization, matching: QuerySet, query: PatientQuery, *, limit: int, offset: int):
     with transaction.atomic(), connection.cursor() as cursor:
         # The planner cannot know how many patients hold a word's terms: for the array of term groups it assumes
         # about a tenth of the table (29,000 of the seed's 300,000 rows, where `santro` matches 4,000), so it hands
@@ -289,10 +307,8 @@ def _search_page(organization, matching: QuerySet, query: PatientQuery, *, limit
             # Past the last page (or nothing matches): no row carried the count.
             return [], matching.count() if offset else 0
     ids = [patient_id for patient_id, _ in page]
-    rows = Patient.objects.for_org(organization).defer(*SEARCH_COLUMNS).filter(id__in=ids)
-    if embed_tags:
-        rows = with_tags(rows)
-    by_id = {row.id: row for row in rows}
+    rows = Patient.objects.for_org(organization).filter(id__in=ids).values(*LIST_COLUMNS)
+    by_id = {row["id"]: row for row in rows}
     return [by_id[patient_id] for patient_id in ids if patient_id in by_id], page[0][1]
 
 

@@ -243,7 +243,7 @@ REST_FRAMEWORK = {
         "apps.accounts.authentication.SessionCookieAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["apps.core.permissions.DeclaredAccess"],
-    "DEFAULT_RENDERER_CLASSES": ["djangorestframework_camel_case.render.CamelCaseJSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["apps.core.renderers.CamelCaseJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["apps.core.parsers.CamelCaseStrictJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "apps.core.schema.ServiceAutoSchema",
     "EXCEPTION_HANDLER": "apps.core.errors.api_exception_handler",

@@ -220,3 +220,63 @@ def test_unsigned_json_to_a_signed_form_is_refused(owner, form):
     response = Client().post(capture_path(form), LEAD, content_type="application/json")
     assert_error(response, 400, "VALIDATION_ERROR")
     assert counts(owner.organization) == before
+
+
+# --- the request path: one INSERT and one enqueue ------------------------------------------------------------------
+
+
+@pytest.fixture
+def broker_queue():
+    """Celery publishing to the test Redis for real (not eager), so the enqueue is observable as a queued
+    message; the eager default is restored afterwards."""
+    from celery import current_app
+    from django_redis import get_redis_connection
+
+    eager = current_app.conf.task_always_eager
+    current_app.conf.task_always_eager = False
+    redis = get_redis_connection("default")
+    queue = current_app.conf.task_default_queue
+    redis.delete(queue)
+    yield lambda: redis.llen(queue)
+    current_app.conf.task_always_eager = eager
+    redis.delete(queue)
+
+
+def test_a_signed_capture_is_one_insert_and_one_enqueue(owner, form, secret, broker_queue):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as first:
+        assert signed_post(form, LEAD, secret=secret, delivery_id="q-1").status_code == 201
+    # The first post in this process reads the form; later ones use the snapshot its INSERT confirms.
+    assert [q["sql"].split()[0] for q in first.captured_queries] == ["SELECT", "INSERT"]
+    assert broker_queue() == 1  # one drain asked for
+
+    with CaptureQueriesContext(connection) as warm:
+        response = signed_post(form, LEAD | {"first_name": "Marta"}, secret=secret, delivery_id="q-2")
+    assert response.status_code == 201, response.content
+    assert len(warm.captured_queries) == 1, [q["sql"] for q in warm.captured_queries]
+    assert warm.captured_queries[0]["sql"].startswith('INSERT INTO "capture_capturesubmission"')
+    assert broker_queue() == 1  # the pending drain covers it: no second message
+    stored = submissions_of(owner.organization).order_by("created_at")
+    assert [(s.delivery_id, s.status) for s in stored] == [("q-1", "received"), ("q-2", "received")]
+
+
+def test_a_remembered_form_is_checked_by_the_insert(owner, api, form, secret):
+    """Changes after this process remembered the form take effect at once: pause (404), rotation (new secret
+    accepted, 401 for a forged one), signing disabled (public JSON accepted)."""
+    from tests.capture.conftest import form_path, post_json
+
+    assert signed_post(form, LEAD, secret=secret, delivery_id="r-1").status_code == 201
+    assert post_json(api, form_path(form, "pause")).status_code == 200
+    assert_error(signed_post(form, LEAD, secret=secret, delivery_id="r-2"), 404, "NOT_FOUND")
+    assert post_json(api, form_path(form, "resume")).status_code == 200
+    assert signed_post(form, LEAD, secret=secret, delivery_id="r-3").status_code == 201
+    rotated = post_json(api, form_path(form, "signing/rotate"))
+    assert rotated.status_code == 200, rotated.content
+    new_secret = rotated.json()["signingSecret"]
+    assert signed_post(form, LEAD | {"first_name": "N"}, secret=new_secret, delivery_id="r-4").status_code == 201
+    assert_error(
+        signed_post(form, LEAD, secret="svc_whsec_forged", delivery_id="r-5"), 401, "CAPTURE_SIGNATURE_INVALID"
+    )
+    assert sorted(submissions_of(owner.organization).values_list("delivery_id", flat=True)) == ["r-1", "r-3", "r-4"]

@@ -89,12 +89,23 @@ def test_public_screen_limits_a_client_address(owner, settings, create_form, fro
 # --- outage while storing ----------------------------------------------------------------------------------------
 
 
-def test_database_failure_while_storing_is_503_and_nothing_is_kept(owner, create_form, monkeypatch):
+def failing_submission_insert(error: Exception):
+    """The database refuses the submission's INSERT (whatever statement stores it), through Django's own hook."""
+
+    def wrapper(execute, sql, params, many, context):
+        if sql.startswith('INSERT INTO "capture_capturesubmission"'):
+            raise error
+        return execute(sql, params, many, context)
+
+    return connection.execute_wrapper(wrapper)
+
+
+def test_database_failure_while_storing_is_503_and_nothing_is_kept(owner, create_form):
     form = create_form()
     before = counts(owner.organization)
-    monkeypatch.setattr(services.receiving, "_store", fail_with(OperationalError("connection lost")))
 
-    response = public_post(form, LEAD)
+    with failing_submission_insert(OperationalError("connection lost")):
+        response = public_post(form, LEAD)
 
     body = assert_error(response, 503, "CAPTURE_NOT_STORED")
     assert response["Retry-After"] == "30"
@@ -102,11 +113,10 @@ def test_database_failure_while_storing_is_503_and_nothing_is_kept(owner, create
     assert counts(owner.organization) == before
 
 
-def test_failing_insert_is_503_for_a_signed_post_and_the_resend_is_stored(owner, create_form, monkeypatch):
+def test_failing_insert_is_503_for_a_signed_post_and_the_resend_is_stored(owner, create_form):
     form = create_form(deliveryMode="signed")
     before = counts(owner.organization)
-    with monkeypatch.context() as patch:
-        patch.setattr(CaptureSubmission, "save", fail_with(OperationalError("server closed the connection")))
+    with failing_submission_insert(OperationalError("server closed the connection")):
         response = signed_post(form, LEAD, secret=form["signingSecret"], delivery_id="outage-1")
 
     assert_error(response, 503, "CAPTURE_NOT_STORED")

@@ -963,3 +963,52 @@ def test_default_list_orders_by_created_at_descending_within_the_day(api, org):
         set_column(patient, created_at=at(5) + timedelta(seconds=offset))
 
     assert ids(page(api)) == [str(p.id) for p in reversed(same_day)]
+
+
+def _patients_statements(queries) -> list[str]:
+    return [q["sql"] for q in queries.captured_queries if '"patients_' in q["sql"]]
+
+
+def test_the_default_list_is_two_patient_statements_and_three_with_tags(api, org):
+    _list_with_tags(org, 25)
+    api.get(PATIENTS)
+
+    with CaptureQueriesContext(connection) as plain:
+        assert len(page(api)["items"]) == 25
+    with CaptureQueriesContext(connection) as tagged:
+        assert len(page(api, embed="tags")["items"]) == 25
+
+    assert len(_patients_statements(plain)) == 2  # the counter row, the page
+    assert len(_patients_statements(tagged)) == 3  # and the page's tags
+
+
+@pytest.mark.parametrize("params", [{}, {"embed": "tags"}, {"embed": "tags", "q": "example"}, {"sort": "lastName"}])
+def test_value_rows_render_exactly_what_the_serializer_renders(api, org, params):
+    """The list renders from .values() rows; PatientListItemSerializer (the schema) over the model instances gives
+    the same items: same keys in the same order, same values."""
+    from apps.core.renderers import CamelCaseJSONRenderer
+    from apps.patients.public import PatientListItemSerializer
+    from apps.patients.selectors import with_tags
+
+    _list_with_tags(org, 6)
+    full = PatientFactory(
+        organization=org,
+        title="Dott.",
+        preferred_name="Bea",
+        date_of_birth=date(1984, 2, 29),
+        city="Milano",
+        location=LocationFactory(organization=org),
+        lead_source=LeadSourceFactory(organization=org),
+        contact_attempts=3,
+        sms_opt_out=True,
+    )
+    set_column(full, archived_at=None, created_at=datetime(2025, 1, 2, 3, 4, 5, 678901, tzinfo=UTC))
+    body = page(api, limit=100, **params)
+    by_id = {str(p.id): p for p in with_tags(Patient.objects.for_org(org))}
+    expected = PatientListItemSerializer(
+        [by_id[item["id"]] for item in body["items"]], many=True, context={"embed_tags": "embed" in params}
+    ).data
+
+    rendered = json.loads(CamelCaseJSONRenderer().render({"items": expected}))["items"]
+    assert [list(item) for item in body["items"]] == [list(item) for item in rendered]
+    assert body["items"] == rendered

@@ -14,9 +14,9 @@ from apps.capture.api import receive
 from apps.capture.api import serializers as s
 from apps.capture.api.wire import MappingJSONParser, MappingJSONRenderer
 from apps.capture.browser_answers import browser_refusal, browser_thanks
-from apps.capture.errors import CaptureNotFound
+from apps.capture.errors import CaptureNotFound, DeliveryConflict
 from apps.capture.models import CaptureForm, IntakeReviewItem
-from apps.core.errors import ServiceUnavailable
+from apps.core.errors import ApiError, ServiceUnavailable
 from apps.core.limits import MinuteWindowLimit, TokenBucketLimit
 from apps.core.pagination import offset_page
 from apps.core.views import BaseApiView
@@ -102,14 +102,43 @@ class CaptureView(BaseApiView):
         auth=[],
     )
     def post(self, request, token):
+        # The form as this process last read it (no statement), or read now. The store confirms the snapshot in its
+        # one INSERT; a snapshot that no longer holds, or any refusal decided on one, is decided again on a fresh
+        # read, so form changes take effect at once.
+        self.form, remembered = selectors.form_for_token_remembered(token)
+        screened = self._screen(request)
+        if not remembered:
+            return self._receive(request)
+        try:
+            return self._receive(request)
+        except (DeliveryConflict, NotStored):
+            raise  # decided on the stored rows, not on the snapshot
+        except (ApiError, services.FormChanged):
+            pass
+        selectors.forget_form(token)
         self.form = selectors.form_for_token(token)
+        if not screened:
+            self._screen(request)
+        elif self.form is None:
+            raise CaptureNotFound()
+        try:
+            return self._receive(request)
+        except services.FormChanged:
+            raise NotStored() from None  # changed again while this post was read: resend (same delivery id)
+
+    def _screen(self, request) -> bool:
+        """The limits: the address screen (True when applied) and the form's bucket; 404 for no form."""
         # The address screen is for unauthenticated traffic: public posts and unknown tokens. A signed post proves
         # its sender with the HMAC and is bounded by the form's bucket (a sender's server posts from one address).
-        if self.form is None or self.form.delivery_mode == CaptureForm.Mode.PUBLIC:
+        screened = self.form is None or self.form.delivery_mode == CaptureForm.Mode.PUBLIC
+        if screened:
             PUBLIC_SCREEN.check(request, self)
         if self.form is None:
             raise CaptureNotFound()
         FORM_BUCKET.check(request, self)
+        return screened
+
+    def _receive(self, request):
         if self.form.delivery_mode == CaptureForm.Mode.SIGNED:
             incoming = receive.read_signed(request, self.form)
         else:

@@ -33,6 +33,7 @@ from apps.capture.services.processing import (
 from apps.capture.services.receiving import (
     DRAIN_FLAG_SECONDS,
     AttachmentsNotStored,
+    FormChanged,
     Incoming,
     Receipt,
     _drain_flag,
@@ -51,6 +52,7 @@ __all__ = [
     "TOKEN_PREFIX",
     "AttachmentsNotStored",
     "CreatedForm",
+    "FormChanged",
     "Incoming",
     "Receipt",
     "_drain_flag",

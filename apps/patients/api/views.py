@@ -16,7 +16,7 @@ from apps.core.naming import to_snake
 from apps.core.pagination import NewestFirstCursorPagination, offset_page
 from apps.core.renderers import CamelCaseJSONRenderer
 from apps.core.views import BaseApiView
-from apps.patients import selectors, services
+from apps.patients import renderers, selectors, services
 from apps.patients.api import serializers as s
 from apps.patients.embeds import patient_embed
 from apps.patients.models import Location, Patient, SavedView, Tag
@@ -53,14 +53,20 @@ class PatientListView(PatientsView):
         query = self.parse_query(s.PatientListQuerySerializer)
         data = query.validated_data
         embed_tags = data.get("embed") == "tags"
-        rows, total = selectors.patient_page(
+        rows, total, tags = selectors.patient_page(
             organization=self.organization,
             query=query.to_query(),
             limit=data["limit"],
             offset=data["offset"],
             embed_tags=embed_tags,
         )
-        items = s.PatientListItemSerializer(rows, many=True, context={"embed_tags": bool(embed_tags)}).data
+        # PatientListItemSerializer's output (it stays the documented schema), rendered from value rows.
+        if tags is None:
+            items = [renderers.patient_list_row(row) for row in rows]
+        else:
+            items = [
+                renderers.patient_list_row(row, [renderers.tag_row(tag) for tag in tags[row["id"]]]) for row in rows
+            ]
         return offset_page(items, total, limit=data["limit"], offset=data["offset"])
 
     @extend_schema(
