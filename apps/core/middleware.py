@@ -3,6 +3,7 @@
 import io
 
 from django.conf import settings
+from django.core.handlers.asgi import ASGIRequest
 from django.urls import Resolver404, get_resolver
 
 from apps.core.browser_pages import error_page_for
@@ -139,6 +140,10 @@ class BodySizeLimitMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
+        if request.META.get("CONTENT_LENGTH") in (None, "", "0") and not isinstance(request, ASGIRequest):
+            # Under WSGI a request without a length has no body Django will read (nginx gives every body it passes
+            # a length): no cap to apply, so no second resolution of the URL per GET (the handler resolves it).
+            return self.get_response(request)
         try:
             match = get_resolver(getattr(request, "urlconf", None)).resolve(request.path_info)
         except Resolver404:

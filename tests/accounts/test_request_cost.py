@@ -6,6 +6,7 @@ Counted through HTTP against the real PostgreSQL (CaptureQueriesContext) and the
 the commands of this process's own connections to this test's database, so a neighbour's traffic cannot count).
 """
 
+import json
 import uuid
 from contextlib import contextmanager
 from datetime import timedelta
@@ -260,3 +261,18 @@ def test_an_expired_oauth_token_is_forgotten_and_screened_again(owner, small_win
 
     assert _seen_value(token_checksum(raw)) is None
     assert_error(client.get(ME, REMOTE_ADDR="203.0.113.9"), 429, "RATE_LIMITED")
+
+
+def test_auth_me_answers_exactly_what_its_documented_serializer_renders(two_practices):
+    """/auth/me renders its selector's dict without a serializer pass; MeOutput (the schema) must render it the same."""
+    from djangorestframework_camel_case.util import camelize, underscoreize
+
+    from apps.accounts.api.serializers import MeOutput
+
+    member, second = two_practices
+    client = member.api_client()
+    for headers in ({}, {"HTTP_X_ORGANIZATION_ID": str(second.id)}):
+        response = client.get(ME, **headers)
+        assert response.status_code == 200, response.content
+        body = response.json()
+        assert json.loads(json.dumps(camelize(MeOutput(underscoreize(body)).data))) == body

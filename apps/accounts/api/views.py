@@ -202,8 +202,9 @@ class MeView(BaseApiView):
         except OrganizationAmbiguous:
             # The identity route answers for a caller in several practices: no practice chosen yet.
             choice = self._choice = selectors.OrganizationChoice(None, None)
-        body = selectors.auth_me(user=request.user, credential=request.auth, choice=choice)
-        return Response(s.MeOutput(body).data)
+        # auth_me's dict holds only JSON-ready values (UUIDs, strings, ints, lists), so it is rendered as it is;
+        # MeOutput documents it (tests/accounts/test_request_cost.py checks the two agree).
+        return Response(selectors.auth_me(user=request.user, credential=request.auth, choice=choice))
 
 
 class OrganizationMineView(BaseApiView):
