@@ -190,6 +190,7 @@ class Launcher:
             with _gone():
                 os.killpg(child.pid, signal.SIGKILL)
             child.wait()
+        shutil.rmtree(self.run, ignore_errors=True)  # sockets, configuration and temp files of this run
 
 
 class _gone:
