@@ -256,26 +256,44 @@ def rss_bytes(pid: int) -> int:
 
 
 class PeakRss(Background):
-    """Samples a process's VmRSS every `interval` seconds on a thread, keeping the maximum."""
+    """Samples the VmRSS of one process or several (a web tier's workers: whichever serves the request) every
+    `interval` seconds on a thread, keeping each one's maximum; `growth` is the largest rise of any of them."""
 
-    def __init__(self, pid: int, interval: float = 0.005):
-        self.pid, self.interval = pid, interval
-        self.baseline = rss_bytes(pid)
-        self.peak = self.baseline
+    def __init__(self, pids: int | list[int], interval: float = 0.005):
+        self.pids = [pids] if isinstance(pids, int) else list(pids)
+        self.interval = interval
+        self.baselines = {pid: rss_bytes(pid) for pid in self.pids}
+        self.peaks = dict(self.baselines)
         super().__init__()
+
+    def _sample(self) -> None:
+        for pid in self.pids:
+            try:
+                self.peaks[pid] = max(self.peaks[pid], rss_bytes(pid))
+            except (OSError, RuntimeError):
+                continue  # a worker that exited meanwhile
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.peak = max(self.peak, rss_bytes(self.pid))
+            self._sample()
             self._stop.wait(self.interval)
 
     def __exit__(self, *exc) -> None:
         super().__exit__(*exc)
-        self.peak = max(self.peak, rss_bytes(self.pid))
+        self._sample()
+
+    @property
+    def baseline(self) -> int:
+        """The resident size, before, of the process that grew most."""
+        return self.baselines[self._grown_most()]
 
     @property
     def growth(self) -> int:
-        return self.peak - self.baseline
+        pid = self._grown_most()
+        return self.peaks[pid] - self.baselines[pid]
+
+    def _grown_most(self) -> int:
+        return max(self.pids, key=lambda pid: self.peaks[pid] - self.baselines[pid])
 
 
 def logger(name: str, t0: float, width: int = 7):

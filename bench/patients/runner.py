@@ -51,7 +51,7 @@ class Runner:
     # --- reads and the export -------------------------------------------------------------------------------
     def _api(self, scenario: Scenario, *, measure_rss: bool = False) -> int:
         if measure_rss:
-            with PeakRss(self.server.pid) as rss:
+            with PeakRss(self.server.pids) as rss:
                 status, body, elapsed = self.http.request(scenario.method, scenario.path)
             scenario.extra.setdefault("rss_growth", []).append(rss.growth)
             scenario.extra.setdefault("rss_before", []).append(rss.baseline)
