@@ -5,7 +5,14 @@ renderer of an appointment row (the Today view).
 """
 
 from apps.appointments.models import ACTIVE_STATUSES, Appointment
-from apps.appointments.renderers import AppointmentSerializer
+from apps.appointments.renderers import APPOINTMENT_VALUES, AppointmentSerializer, appointment_row
 from apps.appointments.selectors import appointments_between
 
-__all__ = ["ACTIVE_STATUSES", "Appointment", "AppointmentSerializer", "appointments_between"]
+__all__ = [
+    "ACTIVE_STATUSES",
+    "APPOINTMENT_VALUES",
+    "Appointment",
+    "AppointmentSerializer",
+    "appointment_row",
+    "appointments_between",
+]

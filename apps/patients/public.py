@@ -18,10 +18,11 @@ from apps.patients.models import (
     Status,
     digits_of,
 )
-from apps.patients.renderers import PatientListItemSerializer
+from apps.patients.renderers import LIST_COLUMNS, PatientListItemSerializer, patient_list_row
 from apps.patients.services import consent_record, patient_create, patient_update, timeline_record
 
 __all__ = [
+    "LIST_COLUMNS",
     "Activity",
     "ErasureResult",
     "LeadSource",
@@ -38,6 +39,7 @@ __all__ = [
     "on_erase",
     "on_merge",
     "patient_create",
+    "patient_list_row",
     "patient_update",
     "register_patient_embed",
     "repoint_rows_to_survivor",

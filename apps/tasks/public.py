@@ -5,7 +5,7 @@ What other areas use: the task model and statuses the Today view queries, the pr
 """
 
 from apps.tasks.models import Task, TaskStatus
-from apps.tasks.renderers import TaskSerializer
+from apps.tasks.renderers import TASK_VALUES, TaskSerializer, task_row
 from apps.tasks.selectors import practice_timezone, today_bounds
 
-__all__ = ["Task", "TaskSerializer", "TaskStatus", "practice_timezone", "today_bounds"]
+__all__ = ["TASK_VALUES", "Task", "TaskSerializer", "TaskStatus", "practice_timezone", "task_row", "today_bounds"]
