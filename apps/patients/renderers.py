@@ -107,3 +107,101 @@ def patient_list_row(values: dict, tags: list[dict] | None = None) -> Camelized:
     if tags is not None:
         row["tags"] = tags
     return row
+
+
+# --- one patient from values (GET /patients/{id} without embeds) ------------------------------------------------------
+
+# Columns the patient row is rendered from (PatientSerializer's fields, read with .values()).
+DETAIL_COLUMNS = (
+    "id",
+    "location_id",
+    "title",
+    "first_name",
+    "last_name",
+    "preferred_name",
+    "ethnicity_code",
+    "date_of_birth",
+    "gender",
+    "fiscal_code",
+    "sts_opposition",
+    "email",
+    "phone_mobile",
+    "phone_other",
+    "address_line1",
+    "address_line2",
+    "city",
+    "province",
+    "postal_code",
+    "country",
+    "language",
+    "preferred_contact_method",
+    "preferred_contact_time",
+    "sms_opt_out",
+    "email_opt_out",
+    "whatsapp_opt_out",
+    "lead_source_id",
+    "referred_by_patient_id",
+    "medical_alert",
+    "note",
+    "default_price_list_id",
+    "dentist_practitioner_id",
+    "hygienist_practitioner_id",
+    "custom_fields",
+    "status",
+    "archived_at",
+    "merged_into_id",
+    "contact_attempts",
+    "created_at",
+    "updated_at",
+)
+
+
+def patient_row(values: dict, tags: list[dict]) -> Camelized:
+    """PatientSerializer's output (also PatientDetailSerializer's without embeds) as the renderer writes it, for a
+    .values(*DETAIL_COLUMNS) row and its tags' .values(*TAG_COLUMNS) rows in name order. customFields keeps its
+    keys verbatim, as the renderer's ignore_fields do. tests/patients prove it identical."""
+    date_of_birth = values["date_of_birth"]
+    custom_fields = values["custom_fields"]
+    return Camelized(
+        id=str(values["id"]),
+        locationId=uuid_string(values["location_id"]),
+        title=values["title"],
+        firstName=values["first_name"],
+        lastName=values["last_name"],
+        preferredName=values["preferred_name"],
+        ethnicityCode=values["ethnicity_code"],
+        dateOfBirth=None if date_of_birth is None else date_of_birth.isoformat(),
+        gender=values["gender"],
+        fiscalCode=values["fiscal_code"],
+        stsOpposition=values["sts_opposition"],
+        email=values["email"],
+        phoneMobile=values["phone_mobile"],
+        phoneOther=values["phone_other"],
+        addressLine1=values["address_line1"],
+        addressLine2=values["address_line2"],
+        city=values["city"],
+        province=values["province"],
+        postalCode=values["postal_code"],
+        country=values["country"],
+        language=values["language"],
+        preferredContactMethod=values["preferred_contact_method"],
+        preferredContactTime=values["preferred_contact_time"],
+        smsOptOut=values["sms_opt_out"],
+        emailOptOut=values["email_opt_out"],
+        whatsappOptOut=values["whatsapp_opt_out"],
+        leadSourceId=uuid_string(values["lead_source_id"]),
+        referredByPatientId=uuid_string(values["referred_by_patient_id"]),
+        medicalAlert=values["medical_alert"],
+        note=values["note"],
+        defaultPriceListId=uuid_string(values["default_price_list_id"]),
+        dentistPractitionerId=uuid_string(values["dentist_practitioner_id"]),
+        hygienistPractitionerId=uuid_string(values["hygienist_practitioner_id"]),
+        customFields=None if custom_fields is None else {str(key): value for key, value in custom_fields.items()},
+        status=values["status"],
+        archivedAt=datetime_string(values["archived_at"]),
+        mergedIntoPatientId=uuid_string(values["merged_into_id"]),
+        contactAttempts=values["contact_attempts"],
+        tags=[tag_row(tag) for tag in tags],
+        createdAt=datetime_string(values["created_at"]),
+        updatedAt=datetime_string(values["updated_at"]),
+    )

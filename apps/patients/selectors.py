@@ -34,7 +34,7 @@ from apps.patients.models import (
     Status,
     Tag,
 )
-from apps.patients.renderers import LIST_COLUMNS, TAG_COLUMNS
+from apps.patients.renderers import DETAIL_COLUMNS, LIST_COLUMNS, TAG_COLUMNS
 
 # sort name on the wire → expression; every order ends with id in the same direction so pages are stable.
 SORTS = {
@@ -321,6 +321,15 @@ def _plain_total(organization, query: PatientQuery) -> int | None:
     if counts is None:
         return 0
     return counts[1] if query.include_archived else counts[0]
+
+
+def patient_values(*, organization, patient_id) -> tuple[dict, list[dict]] | None:
+    """(the patient's DETAIL_COLUMNS values, its tags' TAG_COLUMNS values in name order), or None when the practice
+    has no such patient: what apps.patients.renderers.patient_row renders, in two queries, no model instances."""
+    row = Patient.objects.for_org(organization).filter(id=patient_id).order_by("pk").values(*DETAIL_COLUMNS).first()
+    if row is None:
+        return None
+    return row, _tags_of(organization, [row])[row["id"]]
 
 
 def patient_get(*, organization, patient_id) -> Patient | None:
