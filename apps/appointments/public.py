@@ -1,7 +1,8 @@
 """The appointments app's interface to other apps: import from here, never from its other modules or its api/.
 
 What other areas use: the appointment model and its active statuses, the day's appointments selector and the
-renderer of an appointment row (the Today view).
+renderer of an appointment row (the Today view: `appointment_row` for `.values(*APPOINTMENT_VALUES)` rows; the
+serializer is the schema).
 """
 
 from apps.appointments.models import ACTIVE_STATUSES, Appointment

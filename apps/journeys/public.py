@@ -2,7 +2,7 @@
 
 What other areas use: the journey and treatment models they point at and query, the services capture calls to open
 a journey for a lead, the row selector the Today view builds on, and the renderers of a journey row (and of its
-patient and treatment summaries, which appointments reuse).
+patient and treatment summaries, which appointments reuse), with `journey_row` for `.values(*JOURNEY_VALUES)` rows.
 """
 
 from apps.journeys.models import Journey, JourneyStatus, Treatment

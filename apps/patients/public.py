@@ -2,7 +2,8 @@
 
 What other areas use: the patient models they point at and query, the errors they raise, the timeline, consent and
 patient-writing services, the erasure and merge hook registries (apps.patients.hooks) and the patient-embed registry
-(apps.patients.embeds) they fill in their AppConfig.ready(), and the list-row renderer the Today view shows.
+(apps.patients.embeds) they fill in their AppConfig.ready(), and the list-row renderer the Today view shows
+(`patient_list_row` for `.values(*LIST_COLUMNS)` rows).
 """
 
 from apps.patients.embeds import PatientEmbed, register_patient_embed

@@ -1,7 +1,8 @@
 """The tasks app's interface to other apps: import from here, never from its other modules or its api/.
 
 What other areas use: the task model and statuses the Today view queries, the practice's timezone and today's bounds
-(appointments and Today compute their days with them), and the renderer of a task row.
+(appointments and Today compute their days with them), and the renderer of a task row (the serializer, which is
+the schema, and `task_row` for `.values(*TASK_VALUES)` rows).
 """
 
 from apps.tasks.models import Task, TaskStatus
