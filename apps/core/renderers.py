@@ -22,9 +22,12 @@ from djangorestframework_camel_case.settings import api_settings
 from djangorestframework_camel_case.util import camelize_re, underscore_to_camel
 from rest_framework.utils.encoders import JSONEncoder
 
+from apps.core.wire import Camelized
+
 _KEYS: dict[str, str] = {}
 _KEYS_MAX = 4096  # keys are field names; a bound in case a free-form dict ever reaches here
 _SCALARS = (str, int, float, bool, type(None))
+_AS_IS = (*_SCALARS, Camelized)  # what camelize returns untouched
 
 
 def camel_key(key: str) -> str:
@@ -37,20 +40,23 @@ def camel_key(key: str) -> str:
 
 
 def camelize(data, ignore_fields=()):
-    """djangorestframework_camel_case.util.camelize, for what serializers produce (dicts, lists, scalars)."""
+    """djangorestframework_camel_case.util.camelize, for what serializers produce (dicts, lists, scalars). A
+    `Camelized` dict (a row builder's output, already in wire form) is returned as it is, not walked."""
+    if isinstance(data, Camelized):
+        return data
     if isinstance(data, dict):
         out = {}
         for key, value in data.items():
             if isinstance(key, Promise):
                 key = force_str(key)
             new_key = camel_key(key) if isinstance(key, str) else key
-            if isinstance(value, _SCALARS) or key in ignore_fields or new_key in ignore_fields:
+            if isinstance(value, _AS_IS) or key in ignore_fields or new_key in ignore_fields:
                 out[new_key] = value
             else:
                 out[new_key] = camelize(value, ignore_fields)
         return out
     if isinstance(data, (list, tuple)):
-        return [item if isinstance(item, _SCALARS) else camelize(item, ignore_fields) for item in data]
+        return [item if isinstance(item, _AS_IS) else camelize(item, ignore_fields) for item in data]
     if isinstance(data, Promise):
         return force_str(data)
     if isinstance(data, _SCALARS):

@@ -2,15 +2,16 @@
 
 What other areas use: the journey and treatment models they point at and query, the services capture calls to open
 a journey for a lead, the row selector the Today view builds on, and the renderers of a journey row (and of its
-patient and treatment summaries, which appointments reuse).
+patient and treatment summaries, which appointments reuse), with `journey_row` for `.values(*JOURNEY_VALUES)` rows.
 """
 
 from apps.journeys.models import Journey, JourneyStatus, Treatment
-from apps.journeys.renderers import JourneyPatientSerializer, JourneySerializer, JourneyTreatmentSerializer
-from apps.journeys.selectors import journey_rows
+from apps.journeys.renderers import JourneyPatientSerializer, JourneySerializer, JourneyTreatmentSerializer, journey_row
+from apps.journeys.selectors import JOURNEY_VALUES, journey_rows
 from apps.journeys.services import journey_create, treatment_ensure_builtin
 
 __all__ = [
+    "JOURNEY_VALUES",
     "Journey",
     "JourneyPatientSerializer",
     "JourneySerializer",
@@ -18,6 +19,7 @@ __all__ = [
     "JourneyTreatmentSerializer",
     "Treatment",
     "journey_create",
+    "journey_row",
     "journey_rows",
     "treatment_ensure_builtin",
 ]

@@ -5,6 +5,7 @@ from decimal import Decimal
 from django.db.models import Count, Prefetch, Sum
 from django.db.models.functions import Lower
 
+from apps.core.statements import CompiledRead
 from apps.journeys import services
 from apps.journeys.models import Journey, Pipeline, Stage, Treatment
 
@@ -51,6 +52,40 @@ JOURNEY_ROW = (
     "stage__kind",
     "stage__archived_at",
 )
+
+
+# The columns a journey row is rendered from (apps.journeys.renderers.journey_row), read with .values(): the same
+# single joined statement as journey_rows, without building four model instances per row.
+JOURNEY_VALUES = (
+    "id",
+    "patient_id",
+    "treatment_id",
+    "pipeline_id",
+    "stage_id",
+    "status",
+    "estimated_value",
+    "currency",
+    "assignee_id",
+    "source",
+    "lost_reason",
+    "stage_entered_at",
+    "won_at",
+    "lost_at",
+    "reopened_at",
+    "created_at",
+    "updated_at",
+    "patient__first_name",
+    "patient__last_name",
+    "treatment__name",
+    "stage__name",
+    "stage__kind",
+    "stage__archived_at",
+)
+
+
+def journey_values(queryset):
+    """The queryset as value rows of JOURNEY_VALUES (one joined query, like journey_rows)."""
+    return queryset.values(*JOURNEY_VALUES)
 
 
 def journey_rows(queryset):
@@ -101,12 +136,17 @@ def journey_page(*, organization, filters: dict, limit: int, offset: int):
 
 def journey_board(*, organization, pipeline: Pipeline, filters: dict, per_stage: int):
     """Columns in board order: every active stage, plus archived stages still holding journeys; each with the count
-    and value sum of its journeys (under the filters) and the most recently moved `per_stage` of them."""
+    and value sum of its journeys (under the filters) and the most recently moved `per_stage` of them, as value rows
+    of JOURNEY_VALUES (apps.journeys.renderers.journey_row renders them)."""
     rows = journey_filter(organization=organization, filters={**filters, "pipeline_id": pipeline.id})
-    totals = {
-        row["stage_id"]: row
-        for row in rows.values("stage_id").annotate(count=Count("id"), value_sum=Sum("estimated_value"))
-    }
+    # Unfiltered (the usual board), the same statements run from SQL compiled once (apps.core.statements).
+    plain = all(value is None for value in filters.values())
+    organization_id = getattr(organization, "pk", organization)
+    if plain:
+        found = _BOARD_TOTALS.dicts((), organization_id, pipeline.id)
+    else:
+        found = rows.values("stage_id").annotate(count=Count("id"), value_sum=Sum("estimated_value"))
+    totals = {row["stage_id"]: row for row in found}
     stages = [
         stage
         for stage in Stage.objects.for_org(organization).filter(pipeline=pipeline).order_by("position", "id")
@@ -116,9 +156,36 @@ def journey_board(*, organization, pipeline: Pipeline, filters: dict, per_stage:
     for stage in stages:
         found = totals.get(stage.id) or {"count": 0, "value_sum": None}
         items = []
-        if found["count"] and per_stage:
-            items = list(journey_rows(rows.filter(stage=stage)).order_by("-stage_entered_at", "-id")[:per_stage])
+        if found["count"] and per_stage and plain:
+            items = _BOARD_COLUMN.dicts((per_stage,), organization_id, pipeline.id, stage.id)
+        elif found["count"] and per_stage:
+            items = list(_column(rows, stage.id)[:per_stage])
         columns.append(
             {"stage": stage, "count": found["count"], "value_sum": found["value_sum"] or Decimal("0"), "items": items}
         )
     return columns
+
+
+def _column(rows, stage_id):
+    """A board column's journeys, most recently moved first, as value rows."""
+    return journey_values(rows.filter(stage=stage_id).order_by("-stage_entered_at", "-id"))
+
+
+def _plain_rows(organization_id, pipeline_id):
+    return journey_filter(organization=organization_id, filters={"pipeline_id": pipeline_id})
+
+
+_BOARD_TOTALS = CompiledRead(
+    lambda organization_id, pipeline_id: (
+        _plain_rows(organization_id, pipeline_id)
+        .values("stage_id")
+        .annotate(count=Count("id"), value_sum=Sum("estimated_value"))
+    ),
+    placeholders=2,
+)
+_BOARD_COLUMN = CompiledRead(
+    lambda organization_id, pipeline_id, stage_id, per_stage: _column(
+        _plain_rows(organization_id, pipeline_id), stage_id
+    )[:per_stage],
+    placeholders=3,
+)

@@ -2,7 +2,8 @@
 
 What other areas use: the patient models they point at and query, the errors they raise, the timeline, consent and
 patient-writing services, the erasure and merge hook registries (apps.patients.hooks) and the patient-embed registry
-(apps.patients.embeds) they fill in their AppConfig.ready(), and the list-row renderer the Today view shows.
+(apps.patients.embeds) they fill in their AppConfig.ready(), and the list-row renderer the Today view shows
+(`patient_list_row` for `.values(*LIST_COLUMNS)` rows).
 """
 
 from apps.patients.embeds import PatientEmbed, register_patient_embed
@@ -18,10 +19,11 @@ from apps.patients.models import (
     Status,
     digits_of,
 )
-from apps.patients.renderers import PatientListItemSerializer
+from apps.patients.renderers import LIST_COLUMNS, PatientListItemSerializer, patient_list_row
 from apps.patients.services import consent_record, patient_create, patient_update, timeline_record
 
 __all__ = [
+    "LIST_COLUMNS",
     "Activity",
     "ErasureResult",
     "LeadSource",
@@ -38,6 +40,7 @@ __all__ = [
     "on_erase",
     "on_merge",
     "patient_create",
+    "patient_list_row",
     "patient_update",
     "register_patient_embed",
     "repoint_rows_to_survivor",

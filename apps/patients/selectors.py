@@ -23,6 +23,7 @@ from django.db.models import (
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Lower
 
+from apps.core.statements import CompiledRead
 from apps.patients.errors import ExportTooLarge
 from apps.patients.models import (
     Activity,
@@ -34,7 +35,7 @@ from apps.patients.models import (
     Status,
     Tag,
 )
-from apps.patients.renderers import LIST_COLUMNS, TAG_COLUMNS
+from apps.patients.renderers import DETAIL_COLUMNS, LIST_COLUMNS, TAG_COLUMNS
 
 # sort name on the wire → expression; every order ends with id in the same direction so pages are stable.
 SORTS = {
@@ -271,7 +272,10 @@ def patient_page(*, organization, query: PatientQuery, limit: int, offset: int, 
         total = _plain_total(organization, query)
         if total is None:
             total = matching.count()
-        rows = list(patient_ordered(matching, query).values(*LIST_COLUMNS)[offset : offset + limit])
+            rows = list(patient_ordered(matching, query).values(*LIST_COLUMNS)[offset : offset + limit])
+        else:  # unfiltered: the same statement, compiled once per sort, direction, archive choice and page
+            shape = (query.sort, query.direction, query.include_archived, offset, limit)
+            rows = _PLAIN_PAGE.dicts(shape, getattr(organization, "pk", organization))
     return rows, total, (_tags_of(organization, rows) if embed_tags else None)
 
 
@@ -312,15 +316,45 @@ def _search_page(organization, matching: QuerySet, query: PatientQuery, *, limit
     return [by_id[patient_id] for patient_id in ids if patient_id in by_id], page[0][1]
 
 
+def _plain_page(organization_id, sort: str, direction: str, include_archived: bool, offset: int, limit: int):
+    query = PatientQuery(sort=sort, direction=direction, include_archived=include_archived)
+    matching = patient_filtered(organization=organization_id, query=query)
+    return patient_ordered(matching, query).values(*LIST_COLUMNS)[offset : offset + limit]
+
+
+_PLAIN_PAGE = CompiledRead(_plain_page, placeholders=1)
+_COUNTER = CompiledRead(
+    lambda organization_id: (
+        PatientCounter.objects.for_org(organization_id).order_by("pk").values_list("active", "unmerged")[:1]
+    ),
+    placeholders=1,
+)
+_ONE_PATIENT = CompiledRead(
+    lambda organization_id, patient_id: (
+        Patient.objects.for_org(organization_id).filter(id=patient_id).order_by("pk").values(*DETAIL_COLUMNS)[:1]
+    ),
+    placeholders=2,
+)
+
+
 def _plain_total(organization, query: PatientQuery) -> int | None:
     """The total of an unfiltered list, read from the practice's counter row (exact: the trigger of migration
     0005 updates it in the writing transaction) instead of counting the practice. None when the query filters."""
     if query.q or query.filters or query.status or query.tag_id or query.lead_source_id or query.ids is not None:
         return None
-    counts = PatientCounter.objects.for_org(organization).values_list("active", "unmerged").first()
-    if counts is None:
+    found = _COUNTER.rows((), getattr(organization, "pk", organization))
+    if not found:
         return 0
-    return counts[1] if query.include_archived else counts[0]
+    return found[0][1] if query.include_archived else found[0][0]
+
+
+def patient_values(*, organization, patient_id) -> tuple[dict, list[dict]] | None:
+    """(the patient's DETAIL_COLUMNS values, its tags' TAG_COLUMNS values in name order), or None when the practice
+    has no such patient: what apps.patients.renderers.patient_row renders, in two queries, no model instances."""
+    found = _ONE_PATIENT.dicts((), getattr(organization, "pk", organization), patient_id)
+    if not found:
+        return None
+    return found[0], _tags_of(organization, found)[found[0]["id"]]
 
 
 def patient_get(*, organization, patient_id) -> Patient | None:

@@ -2,7 +2,8 @@
 
 Each section is a page query that stops at its limit in index order, plus one count when the page is full, so the
 number of queries does not grow with the number of rows. Sections read the other areas' models through their
-tenant managers (for_org); nothing here writes.
+tenant managers (for_org); nothing here writes. Rows are `.values()` dicts of the columns the areas' row renderers
+read (no model instances); apps.today.renderers writes them.
 """
 
 from dataclasses import dataclass
@@ -11,10 +12,10 @@ from datetime import date, datetime, time, timedelta
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from apps.appointments.public import ACTIVE_STATUSES, Appointment, appointments_between
-from apps.journeys.public import Journey, JourneyStatus, journey_rows
-from apps.patients.public import Patient, Status
-from apps.tasks.public import Task, TaskStatus, practice_timezone, today_bounds
+from apps.appointments.public import ACTIVE_STATUSES, APPOINTMENT_VALUES, Appointment, appointments_between
+from apps.journeys.public import JOURNEY_VALUES, Journey, JourneyStatus
+from apps.patients.public import LIST_COLUMNS, Patient, Status
+from apps.tasks.public import TASK_VALUES, Task, TaskStatus, practice_timezone, today_bounds
 
 # Rows per section: the first ones of each list, with its total (the full lists have their own routes).
 DEFAULT_LIMIT = 20
@@ -25,6 +26,7 @@ STALE_AFTER_DAYS = 7
 NO_NEXT_STEP = "no_next_step"
 STALE = "stale"
 NEEDS_ACTION_REASONS = (NO_NEXT_STEP, STALE)
+JOURNEY_COLUMNS = (*JOURNEY_VALUES, "has_open_task", "has_coming_appointment")
 
 
 @dataclass(frozen=True)
@@ -59,11 +61,12 @@ class Today:
     journeys: JourneySection | None
 
 
-def _first_rows(queryset: QuerySet, limit: int, **counts) -> tuple[list, int, dict]:
-    """(up to `limit` rows, the total, extra filtered counts). The page is one query that can stop at `limit` in
+def _first_rows(queryset: QuerySet, limit: int, columns, **counts) -> tuple[list, int, dict]:
+    """(up to `limit` rows as dicts of `columns`, the total, extra filtered counts). The page is one query that can
+    stop at `limit` in
     index order; the totals are one aggregate without the page's joins, skipped when the page already holds every
     row. (A window count on the page query would make PostgreSQL join and sort every matching row first.)"""
-    rows = list(queryset[:limit])
+    rows = list(queryset.values(*columns)[:limit])
     if len(rows) < limit and not counts:
         return rows, len(rows), {}
     totals = queryset.order_by().aggregate(
@@ -76,7 +79,7 @@ def my_tasks(*, organization, user, now: datetime, day_end: datetime, limit: int
     """Open tasks assigned to the caller and due before the end of today (overdue ones included), soonest due first."""
     tasks = Task.objects.for_org(organization).filter(assignee_id=user.pk, status=TaskStatus.OPEN, due_at__lt=day_end)
     rows, total, extra = _first_rows(
-        tasks.order_by("due_at", "created_at", "id"), limit, overdue_total=Q(due_at__lt=now)
+        tasks.order_by("due_at", "created_at", "id"), limit, TASK_VALUES, overdue_total=Q(due_at__lt=now)
     )
     return TaskSection(items=rows, total=total, overdue_total=extra["overdue_total"])
 
@@ -84,7 +87,7 @@ def my_tasks(*, organization, user, now: datetime, day_end: datetime, limit: int
 def todays_appointments(*, organization, day_start: datetime, day_end: datetime, limit: int) -> Section:
     """The practice's appointments overlapping today (cancelled ones left out), soonest first."""
     appointments = appointments_between(organization=organization, start=day_start, end=day_end)
-    rows, total, _ = _first_rows(appointments, limit)
+    rows, total, _ = _first_rows(appointments, limit, APPOINTMENT_VALUES)
     return Section(items=rows, total=total)
 
 
@@ -96,7 +99,7 @@ def new_leads(*, organization, since: datetime, limit: int) -> LeadSection:
         archived_at__isnull=True,
         merged_into__isnull=True,
     )
-    rows, total, _ = _first_rows(patients.order_by("-created_at", "-id"), limit)
+    rows, total, _ = _first_rows(patients.order_by("-created_at", "-id"), limit, LIST_COLUMNS)
     return LeadSection(items=rows, total=total, since=since)
 
 
@@ -109,19 +112,19 @@ def journeys_needing_action(*, organization, user, now: datetime, day_start: dat
     coming_appointment = Appointment.objects.for_org(organization).filter(
         patient_id=OuterRef("patient_id"), status__in=ACTIVE_STATUSES, starts_at__gte=day_start
     )
-    journeys = journey_rows(
+    journeys = (
         Journey.objects.for_org(organization)
         .filter(Q(assignee_id=user.pk) | Q(assignee__isnull=True), status=JourneyStatus.OPEN)
         .annotate(has_open_task=Exists(open_task), has_coming_appointment=Exists(coming_appointment))
         .filter(Q(has_open_task=False, has_coming_appointment=False) | Q(stage_entered_at__lt=stale_before))
     ).order_by("stage_entered_at", "id")
-    rows, total, _ = _first_rows(journeys, limit)
+    rows, total, _ = _first_rows(journeys, limit, JOURNEY_COLUMNS)
     for journey in rows:
-        journey.needs_action_reasons = [
+        journey["needs_action_reasons"] = [
             reason
             for reason, applies in (
-                (NO_NEXT_STEP, not (journey.has_open_task or journey.has_coming_appointment)),
-                (STALE, journey.stage_entered_at < stale_before),
+                (NO_NEXT_STEP, not (journey["has_open_task"] or journey["has_coming_appointment"])),
+                (STALE, journey["stage_entered_at"] < stale_before),
             )
             if applies
         ]

@@ -327,3 +327,50 @@ def test_value_is_decimal_not_float(owner, setup, api):
     journey = _create(api, setup["patient"], estimatedValue="0.10").json()
     assert Journey.objects.for_org(owner.organization).get(id=journey["id"]).estimated_value == Decimal("0.10")
     assert Stage.objects.for_org(owner.organization).count() == 7
+
+
+def test_board_value_rows_render_exactly_what_the_serializers_render(api, owner, member_factory, setup):
+    """The board renders from .values() rows (apps.journeys.renderers.board); BoardSerializer (the schema) over model
+    instances gives the same bytes: won, lost, reopened, assigned and unassigned journeys, an archived stage, zero
+    and non-zero values, a timestamp on a whole second."""
+    from datetime import UTC, datetime
+
+    from apps.core.renderers import CamelCaseJSONRenderer
+    from apps.journeys.api.serializers import BoardSerializer
+    from apps.journeys.models import Pipeline
+    from apps.journeys.selectors import journey_board, journey_rows
+
+    colleague = member_factory(role="telesales", organization=owner.organization)
+    patients = [setup["patient"], *(PatientFactory(organization=owner.organization) for _ in range(4))]
+    made = [
+        _create(api, patients[0], treatmentId=setup["implant"]["id"], estimatedValue="1000.25").json(),
+        _create(api, patients[1], assigneeId=str(colleague.user.id), estimatedValue="0").json(),
+        _create(api, patients[2], source="website", stageId=setup["stages"]["Contacted"]).json(),
+        _create(api, patients[3]).json(),
+        _create(api, patients[4], estimatedValue="99999.99").json(),
+    ]
+    api.post(f"/journeys/{made[1]['id']}/win", content_type=JSON)
+    api.post(f"/journeys/{made[3]['id']}/lose", {"reason": "Too far — «away»"}, content_type=JSON)
+    api.post(f"/journeys/{made[3]['id']}/reopen", content_type=JSON)
+    api.post(f"/journeys/{made[4]['id']}/lose", {"reason": "No answer"}, content_type=JSON)
+    Journey.objects.for_org(owner.organization).filter(id=made[0]["id"]).update(
+        stage_entered_at=datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
+    )
+    url = f"/pipelines/{setup['pipeline']['id']}/stages/{setup['stages']['Contacted']}"
+    assert api.patch(url, {"archived": True}, content_type=JSON).status_code == 200
+
+    for query in ({}, {"perStage": 1}, {"perStage": 0}, {"treatmentId": setup["implant"]["id"]}):
+        response = api.get("/journeys/board", query)
+        assert response.status_code == 200, response.content
+        pipeline = Pipeline.objects.for_org(owner.organization).get(id=setup["pipeline"]["id"])
+        filters = {"treatment_id": uuid.UUID(query["treatmentId"])} if "treatmentId" in query else {}
+        columns = journey_board(
+            organization=owner.organization, pipeline=pipeline, filters=filters, per_stage=query.get("perStage", 20)
+        )
+        for column in columns:  # the same rows as model instances, for the serializer
+            ids = [row["id"] for row in column["items"]]
+            by_id = {j.id: j for j in journey_rows(Journey.objects.for_org(owner.organization).filter(id__in=ids))}
+            column["items"] = [by_id[id] for id in ids]
+        expected = BoardSerializer({"pipeline_id": pipeline.id, "columns": columns}).data
+        assert response.content == CamelCaseJSONRenderer().render(expected)
+    assert any(c["stage"]["archived"] and c["items"] for c in api.get("/journeys/board").json()["columns"])

@@ -822,6 +822,53 @@ def test_get_returns_the_patient_detail_without_embeds(api, org, patient):
     assert data["tags"][0]["name"] == "VIP"
 
 
+def test_detail_value_row_renders_exactly_what_the_serializer_renders(api, org, patient, outsider):
+    """GET /patients/{id} without embeds renders from .values() (apps.patients.renderers.patient_row);
+    PatientDetailSerializer (the schema) over the model instance gives the same bytes: every nullable column null,
+    then every column set (nested custom fields with snake_case keys kept verbatim, tags in name order, a whole-second
+    timestamp, an archived and merged record); another practice's id is the same 404 as an unknown one."""
+    from datetime import UTC, datetime
+
+    from apps.core.renderers import CamelCaseJSONRenderer
+    from apps.patients.api.serializers import PatientDetailSerializer
+    from apps.patients.selectors import patient_get
+
+    def same_bytes(record):
+        response = api.get(f"{PATIENTS}/{record.id}")
+        assert response.status_code == 200, response.content
+        expected = PatientDetailSerializer(
+            patient_get(organization=org, patient_id=record.id), context={"embedded": {}}
+        ).data
+        assert response.content == CamelCaseJSONRenderer().render(expected)
+
+    bare = PatientFactory(organization=org, email=None, phone_mobile=None, custom_fields={})
+    Patient.objects.for_org(org).filter(id=bare.id).update(
+        **{name: None for name in ("title", "preferred_name", "date_of_birth", "gender", "city", "language")}
+    )
+    same_bytes(bare)
+
+    survivor = PatientFactory(organization=org)
+    for name in ("zeta", "Alpha", "beta"):
+        PatientTag.objects.create(organization=org, patient=patient, tag=TagFactory(organization=org, name=name))
+    Patient.objects.for_org(org).filter(id=patient.id).update(
+        title="Dott.",
+        preferred_name="Bea",
+        date_of_birth=date(1984, 2, 29),
+        city="Milano",
+        custom_fields={"policy_number": "P1", "nested_key": {"keep_me": [1, None, "x_y"]}, "vip": True},
+        archived_at=datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC),
+        merged_into=survivor,
+        created_at=datetime(2024, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+        contact_attempts=4,
+        sms_opt_out=True,
+    )
+    same_bytes(patient)
+
+    theirs = PatientFactory(organization=outsider.organization)
+    assert_error(api.get(f"{PATIENTS}/{theirs.id}"), 404, "NOT_FOUND")
+    assert api.get(f"{PATIENTS}/{theirs.id}").content == api.get(f"{PATIENTS}/{uuid.uuid4()}").content
+
+
 def test_get_embed_timeline_folds_in_the_first_timeline_page(api, owner, patient):
     response = api.get(f"{PATIENTS}/{patient.id}", {"embed": "timeline"})
 

@@ -239,7 +239,8 @@ def test_a_browser_session_works_and_no_credential_is_401(owner, client):
 
 
 def get_with_oauth_token(rf, member, scopes: set[str]):
-    """GET /today as an OAuth token with these scopes, bound to the member's practice (response.data: snake_case)."""
+    """GET /today as an OAuth token with these scopes, bound to the member's practice (response.data: the wire's
+    camelCase, already)."""
     from apps.today.api.views import TodayView
 
     class Token:
@@ -254,6 +255,7 @@ def get_with_oauth_token(rf, member, scopes: set[str]):
 
 
 ALL_SECTIONS = {"appointments", "new_leads", "journeys"}
+WIRE_NAME = {"appointments": "appointments", "new_leads": "newLeads", "journeys": "journeys"}
 
 
 @pytest.mark.parametrize(
@@ -273,7 +275,7 @@ def test_oauth_tokens_see_the_sections_their_scopes_cover(owner, rf, scopes, rea
 
     assert response.status_code == 200
     assert response.data["tasks"]["total"] == 0
-    assert {name for name in ALL_SECTIONS if response.data[name] is not None} == readable
+    assert {name for name in ALL_SECTIONS if response.data[WIRE_NAME[name]] is not None} == readable
     if "appointments" in readable:
         assert response.data["appointments"]["total"] == 1
 
@@ -282,3 +284,63 @@ def test_a_token_without_a_tasks_scope_is_refused(owner, rf):
     response = get_with_oauth_token(rf, owner, {"appointments.read", "patients.read", "journeys.read"})
 
     assert response.status_code == 403 and response.data["code"] == "INSUFFICIENT_SCOPE"
+
+
+def test_value_rows_render_exactly_what_the_serializers_render(owner, member_factory, api):
+    """GET /today renders the selectors' .values() rows with the areas' row renderers (apps.today.renderers);
+    TodaySerializer (the schema) over model instances of the same rows gives the same bytes: tasks with and without
+    patient, journey and due time; appointments with and without location and treatment; leads with nulls; journeys
+    for each needs-action reason, assigned and unassigned."""
+    import dataclasses
+
+    from apps.appointments.models import Appointment
+    from apps.appointments.selectors import appointment_rows
+    from apps.core.renderers import CamelCaseJSONRenderer
+    from apps.journeys.models import Journey, Treatment
+    from apps.journeys.selectors import journey_rows
+    from apps.patients.models import Patient
+    from apps.tasks.models import Task
+    from apps.today.api.serializers import TodaySerializer
+    from apps.today.selectors import today_for_member
+    from tests.factories import LocationFactory
+
+    org, user = owner.organization, owner.user
+    colleague = member_factory(role="front_desk", organization=org)
+    patient = PatientFactory(organization=org, city="Roma", title="Dott.", preferred_name="Bea")
+    journey = make_journey(org, user=user, assignee=user, in_stage_since=NOW - timedelta(days=9))
+    make_journey(org, user=user, assignee=None, in_stage_since=NOW - timedelta(hours=3))
+    make_journey(org, user=user, assignee=user, in_stage_since=NOW - timedelta(days=8), patient=patient)
+    make_journey(org, user=user, assignee=colleague.user, in_stage_since=NOW - timedelta(days=30))
+    make_task(org, assignee=user, due_at=NOW - timedelta(days=1), patient=patient, journey=journey, created_by=user)
+    make_task(org, assignee=user, due_at=NOW.replace(microsecond=123456), description="Bring the X-rays — «all»")
+    make_task(org, assignee=user, due_at=NOW + timedelta(hours=2), priority="high")
+    treatment = Treatment.objects.for_org(org).first()
+    make_appointment(org, NOW + timedelta(hours=1), location=LocationFactory(organization=org), treatment=treatment)
+    make_appointment(org, NOW + timedelta(hours=2), notes="Bring the X-rays", journey=journey)
+    make_lead(org, NOW - timedelta(hours=5), status="lead", email="", date_of_birth=None)
+    make_lead(org, NOW - timedelta(days=1, hours=1), status="enquiry", city="Milano")
+
+    body = api.get(TODAY)
+    assert body.status_code == 200, body.content
+    day = today_for_member(organization=org, user=user)
+    assert all(len(section.items) >= 2 for section in (day.tasks, day.appointments, day.new_leads, day.journeys))
+
+    def instances(model_rows, section):
+        by_id = {record.id: record for record in model_rows.filter(id__in=[row["id"] for row in section.items])}
+        return [by_id[row["id"]] for row in section.items]
+
+    journeys = instances(journey_rows(Journey.objects.for_org(org)), day.journeys)
+    for instance, row in zip(journeys, day.journeys.items, strict=True):
+        instance.needs_action_reasons = row["needs_action_reasons"]
+    assert {tuple(j.needs_action_reasons) for j in journeys} >= {("no_next_step",), ("stale",)}
+    as_models = dataclasses.replace(
+        day,
+        tasks=dataclasses.replace(day.tasks, items=instances(Task.objects.for_org(org), day.tasks)),
+        appointments=dataclasses.replace(
+            day.appointments, items=instances(appointment_rows(Appointment.objects.for_org(org)), day.appointments)
+        ),
+        new_leads=dataclasses.replace(day.new_leads, items=instances(Patient.objects.for_org(org), day.new_leads)),
+        journeys=dataclasses.replace(day.journeys, items=journeys),
+    )
+    expected = TodaySerializer(as_models, context={"embed_tags": False}).data
+    assert body.content == CamelCaseJSONRenderer().render(expected)

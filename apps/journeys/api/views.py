@@ -7,7 +7,7 @@ from apps.core.errors import NotFound, ValidationFailed
 from apps.core.pagination import offset_page
 from apps.core.renderers import CamelCaseJSONRenderer
 from apps.core.views import BaseApiView
-from apps.journeys import selectors, services
+from apps.journeys import renderers, selectors, services
 from apps.journeys.api import serializers as s
 from apps.journeys.models import Pipeline, Stage, Treatment
 
@@ -318,7 +318,8 @@ class JourneyBoardView(JourneysView):
         columns = selectors.journey_board(
             organization=self.organization, pipeline=pipeline, filters=data, per_stage=per_stage
         )
-        return Response(s.BoardSerializer({"pipeline_id": pipeline.id, "columns": columns}).data)
+        # BoardSerializer's output (it stays the documented schema), rendered from value rows.
+        return Response(renderers.board(pipeline.id, columns))
 
 
 class JourneyView(JourneysView):

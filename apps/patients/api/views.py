@@ -11,7 +11,7 @@ from apps.core.csv_export import Echo as _Echo  # noqa: F401  (former home)
 from apps.core.csv_export import async_chunks as _async_chunks  # noqa: F401
 from apps.core.csv_export import csv_response
 from apps.core.csv_export import neutralise as _neutralise  # noqa: F401
-from apps.core.errors import PermissionDenied
+from apps.core.errors import NotFound, PermissionDenied
 from apps.core.naming import to_snake
 from apps.core.pagination import NewestFirstCursorPagination, offset_page
 from apps.core.renderers import CamelCaseJSONRenderer
@@ -165,9 +165,16 @@ class PatientView(PatientsView):
     )
     def get(self, request, id):
         query = self.parse_query(s.PatientDetailQuerySerializer)
+        embeds = query.validated_data.get("embed") or ()
+        if not embeds:
+            # PatientDetailSerializer's output without embeds (it stays the schema), rendered from value rows.
+            found = selectors.patient_values(organization=self.organization, patient_id=id)
+            if found is None:
+                raise NotFound(f"No such {Patient._meta.verbose_name}.")
+            return Response(renderers.patient_row(*found))
         patient = self.patient(id)
         embedded = {}
-        for name in query.validated_data.get("embed") or ():
+        for name in embeds:
             embedded[name] = self._embed(name, patient)
         return Response(s.PatientDetailSerializer(patient, context={"embedded": embedded}).data)
 

@@ -11,6 +11,7 @@ from apps.core.serializers import StrictSerializer
 from apps.core.views import BaseApiView
 from apps.today import selectors
 from apps.today.api import serializers as s
+from apps.today.renderers import today_body
 
 # The route is filed under tasks (its permission and scope area). Each other section needs read access to its own
 # area: a credential without it (an OAuth token's scopes; no CRM role lacks these today) gets null there.
@@ -78,4 +79,5 @@ class TodayView(BaseApiView):
         day = selectors.today_for_member(
             organization=self.organization, user=request.user, sections=self.readable_sections(request), limit=limit
         )
-        return Response(s.TodaySerializer(day, context={"embed_tags": False}).data)
+        # TodaySerializer's output (it stays the documented schema), written from the selectors' value rows.
+        return Response(today_body(day))
