@@ -44,9 +44,10 @@ test: ## Lint, format check, migrations check, layer contract (lint-imports), th
 	@# The schemathesis gate runs without xdist: under xdist a failing operation among many does not fail the run.
 	$(if $(PYTEST_ARGS),,$(VENV)/bin/pytest -n 0 tests/fuzz)
 
-bench: ## Run the benchmark (PATIENTS=N, BENCH_ARGS=...)
+bench: ## Run the benchmark (PATIENTS=N, BENCH_ARGS=...; BENCH_ARGS=throughput drives the servers with wrk)
 	@bash scripts/ensure-venv.sh
 	@bash scripts/ensure-services.sh
+	@bash scripts/ensure-nginx.sh
 	$(if $(PATIENTS),PATIENTS=$(PATIENTS) )$(PY) -m bench $(BENCH_ARGS)
 
 lint: ## ruff check + ruff format --check
