@@ -121,6 +121,21 @@ class BrowserSessionSurfaceMiddleware:
             raise NotAuthenticated()
 
 
+def discard_unread_body(request, declared: int) -> None:
+    """Under WSGI, read and drop a refused body before answering: nginx has already received all of it (at most
+    the platform maximum, SVC_MAX_BODY_BYTES) and is writing it to the worker, and a worker that answered and closed
+    without reading it would make nginx's write fail, turning our 413 into a 502. Nothing parses the bytes."""
+    stream = request.META.get("wsgi.input")
+    if stream is None or isinstance(request, ASGIRequest) or declared > settings.SVC_MAX_BODY_BYTES:
+        return
+    remaining = declared
+    while remaining > 0:
+        chunk = stream.read(min(remaining, 64 * 1024))
+        if not chunk:
+            return
+        remaining -= len(chunk)
+
+
 def body_cap_for(view_func) -> int:
     view_class = getattr(view_func, "cls", None) or getattr(view_func, "view_class", None)
     return getattr(view_class, "max_body_bytes", None) or settings.SVC_DEFAULT_JSON_BODY_BYTES
@@ -164,7 +179,10 @@ class BodySizeLimitMiddleware:
                 too_large = int(declared) > cap
             except ValueError:
                 return render(PayloadTooLarge("Content-Length is not a number."))
-            return render(PayloadTooLarge(details={"maxBytes": cap})) if too_large else None
+            if not too_large:
+                return None
+            discard_unread_body(request, int(declared))
+            return render(PayloadTooLarge(details={"maxBytes": cap}))
         # No declared length (chunked upload under ASGI): read at most cap + 1 bytes, then serve from memory.
         stream = getattr(request, "_stream", None)
         if stream is None or not hasattr(stream, "read"):
