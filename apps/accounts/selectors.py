@@ -14,6 +14,7 @@ from apps.accounts.models import ApiKey, Membership, Organization, User
 from apps.core.credentials import Credential, PrefetchedMemberships
 from apps.core.errors import OrganizationAmbiguous, OrganizationForbidden, ValidationFailed
 from apps.core.rows import ModelColumns
+from apps.core.statements import prepared_cursor
 from apps.core.uuids import parse_uuid
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -61,7 +62,7 @@ class CredentialStatement:
     def fetch(self, params: list) -> tuple[tuple, User, tuple[Membership, ...]] | None:
         """(head instances, user, candidate memberships) or None when no row matched. `params` in statement order
         (the practice's %s, when the statement has one, comes before the WHERE clause's)."""
-        with connection.cursor() as cursor:
+        with prepared_cursor() as cursor:
             cursor.execute(self.sql, params)
             rows = cursor.fetchall()
         if not rows:

@@ -265,12 +265,13 @@ def patient_page(*, organization, query: PatientQuery, limit: int, offset: int, 
     once: one statement pages them and counts them all (count(*) OVER (), computed before the LIMIT) on narrow rows,
     then the page's rows are read by id; counting and paging separately would run the trigram search twice. Other
     filters count, then page: their one-pass form lets the planner probe the tag index once per candidate row."""
-    matching = patient_filtered(organization=organization, query=query)
     if query.q:
+        matching = patient_filtered(organization=organization, query=query)
         rows, total = _search_page(organization, matching, query, limit=limit, offset=offset)
     else:
         total = _plain_total(organization, query)
         if total is None:
+            matching = patient_filtered(organization=organization, query=query)
             total = matching.count()
             rows = list(patient_ordered(matching, query).values(*LIST_COLUMNS)[offset : offset + limit])
         else:  # unfiltered: the same statement, compiled once per sort, direction, archive choice and page
@@ -322,18 +323,20 @@ def _plain_page(organization_id, sort: str, direction: str, include_archived: bo
     return patient_ordered(matching, query).values(*LIST_COLUMNS)[offset : offset + limit]
 
 
-_PLAIN_PAGE = CompiledRead(_plain_page, placeholders=1)
+_PLAIN_PAGE = CompiledRead(_plain_page, placeholders=1, prepared=True)
 _COUNTER = CompiledRead(
     lambda organization_id: (
         PatientCounter.objects.for_org(organization_id).order_by("pk").values_list("active", "unmerged")[:1]
     ),
     placeholders=1,
+    prepared=True,
 )
 _ONE_PATIENT = CompiledRead(
     lambda organization_id, patient_id: (
         Patient.objects.for_org(organization_id).filter(id=patient_id).order_by("pk").values(*DETAIL_COLUMNS)[:1]
     ),
     placeholders=2,
+    prepared=True,
 )
 
 
