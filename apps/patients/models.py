@@ -265,6 +265,25 @@ class SearchTerm(TenantModel):
         return self.term
 
 
+class SearchPosting(models.Model):
+    """Index maintenance, not business data: one narrow row per distinct word of each patient not merged away —
+    the practice, the word, whether the patient is active (not archived), the patient's created_at and id. The
+    primary key in that order lets a one-word search read the newest matches of each similar word as one short
+    index range and count them all index-only (apps.patients.selectors, POSTINGS_WINDOW). Kept exact by the
+    database triggers of migration 0011 in the writing transaction; rebuilt by patients_rebuild_derived(). Never
+    written by application code. No foreign keys: the patient's own delete removes its postings (the trigger)."""
+
+    pk = models.CompositePrimaryKey("organization_id", "term", "active", "patient_created_at", "patient_id")
+    organization_id = models.UUIDField()
+    term = models.TextField()
+    active = models.BooleanField()
+    patient_created_at = models.DateTimeField()
+    patient_id = models.UUIDField()
+
+    def __str__(self) -> str:
+        return self.term
+
+
 class PatientCounter(TenantModel):
     """Index maintenance: the practice's exact patient counts (active; not merged), kept transactionally by the
     same trigger, so the unfiltered list's total is one row read instead of a count of the practice."""

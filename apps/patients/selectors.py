@@ -104,10 +104,24 @@ _TERMS = (
     'ARRAY(SELECT array_agg("key")::patients_search_group FROM ('
     'SELECT left("organization_id"::text, 8) || \':\' || "term" AS "key", '
     '(row_number() OVER () - 1) / {group_size} AS "part" FROM "patients_searchterm" '
-    'WHERE "organization_id" = %s AND ("term" %%> %s OR "term" %% %s{digits})) AS "terms" GROUP BY "part")'
+    'WHERE {similar}) AS "terms" GROUP BY "part")'
 )
-_TERMS_DIGITS = ' OR "term" LIKE %s'
 _KEYS_SQL = 'patients_search_keys("patients_patient"."organization_id", "patients_patient"."search_words")'
+
+
+def _similar_terms(organization_id, token: str) -> tuple[str, list]:
+    """The WHERE clause (and its parameters) choosing the practice's vocabulary terms similar to one query word."""
+    params = [organization_id, token, token]
+    similar = '"organization_id" = %s AND ("term" %%> %s OR "term" %% %s'
+    if token.isdigit() and len(token) >= 4:
+        similar += ' OR "term" LIKE %s'
+        params.append(f"%{token}%")
+    return similar + ")", params
+
+
+def query_words(q: str) -> list[str]:
+    """The words a search ANDs, each matched typo-tolerantly."""
+    return search_tokens(q) or [search_text(q)]
 
 
 def _search_condition(organization_id, q: str) -> Q:
@@ -115,13 +129,9 @@ def _search_condition(organization_id, q: str) -> Q:
     terms of the practice's vocabulary (small, short strings: a cheap trigram recheck), then the patients holding
     one of them through the GIN index on their practice-keyed words (patients_search_keys_idx), group by group."""
     condition = Q()
-    for token in search_tokens(q) or [search_text(q)]:
-        params = [organization_id, token, token]
-        digits = ""
-        if token.isdigit() and len(token) >= 4:
-            digits = _TERMS_DIGITS
-            params.append(f"%{token}%")
-        groups = _TERMS.format(digits=digits, group_size=SEARCH_GROUP_SIZE)
+    for token in query_words(q):
+        similar, params = _similar_terms(organization_id, token)
+        groups = _TERMS.format(similar=similar, group_size=SEARCH_GROUP_SIZE)
         # Constant SQL text (the only variation is _TERMS_DIGITS); every value is a bound parameter. The
         # expression is SEARCH_KEYS exactly, so the planner matches it to patients_search_keys_idx.
         overlap = f"{_KEYS_SQL} && ANY({groups})"
@@ -265,7 +275,9 @@ def patient_page(*, organization, query: PatientQuery, limit: int, offset: int, 
     once: one statement pages them and counts them all (count(*) OVER (), computed before the LIMIT) on narrow rows,
     then the page's rows are read by id; counting and paging separately would run the trigram search twice. Other
     filters count, then page: their one-pass form lets the planner probe the tag index once per candidate row."""
-    if query.q:
+    if query.q and _postings_serve(query, limit=limit, offset=offset):
+        rows, total = _postings_page(organization, query, limit=limit, offset=offset)
+    elif query.q:
         matching = patient_filtered(organization=organization, query=query)
         rows, total = _search_page(organization, matching, query, limit=limit, offset=offset)
     else:
@@ -296,6 +308,59 @@ def _tags_of(organization, rows: list[dict]) -> dict:
     return tags
 
 
+# A one-word search in the list's default order (newest or oldest first, nothing else filtered) reads the postings
+# (patients_searchposting, migration 0011): per similar term, the first offset + limit postings of active patients
+# in that order (one short backward or forward range of the primary key each), merged; and the exact total, every
+# posting of those terms counted once per patient, index-only. Its cost follows the page and the number of similar
+# terms, not the number of matching patients. Pages past POSTINGS_WINDOW, several words, other sorts and filters take
+# the GIN path (_search_page), whose cost follows the matches.
+POSTINGS_WINDOW = 500
+_POSTINGS_SQL = """
+WITH "similar" AS (SELECT ARRAY(SELECT "term" FROM "patients_searchterm" WHERE {similar}) AS "terms")
+SELECT
+    (SELECT count(DISTINCT p."patient_id") FROM "patients_searchposting" p, "similar" s
+     WHERE p."organization_id" = %s AND p."term" = ANY(s."terms") AND p."active") AS "total",
+    ARRAY(
+        SELECT "patient_id" FROM (
+            SELECT DISTINCT "first"."patient_created_at", "first"."patient_id"
+            FROM "similar" s CROSS JOIN LATERAL unnest(s."terms") AS w("term") CROSS JOIN LATERAL (
+                SELECT p."patient_created_at", p."patient_id" FROM "patients_searchposting" p
+                WHERE p."organization_id" = %s AND p."term" = w."term" AND p."active"
+                ORDER BY p."patient_created_at" {direction}, p."patient_id" {direction} LIMIT %s
+            ) AS "first"
+        ) AS "candidates"
+        ORDER BY "patient_created_at" {direction}, "patient_id" {direction} LIMIT %s OFFSET %s
+    ) AS "ids"
+"""
+
+
+def _postings_serve(query: PatientQuery, *, limit: int, offset: int) -> bool:
+    return (
+        query.sort == "createdAt"
+        and offset + limit <= POSTINGS_WINDOW
+        and len(query_words(query.q)) == 1
+        and not (query.filters or query.status or query.tag_id or query.lead_source_id or query.include_archived)
+        and query.ids is None
+    )
+
+
+def _postings_page(organization, query: PatientQuery, *, limit: int, offset: int):
+    organization_id = getattr(organization, "pk", organization)
+    similar, params = _similar_terms(organization_id, query_words(query.q)[0])
+    direction = "DESC" if query.direction == "desc" else "ASC"
+    sql = _POSTINGS_SQL.format(similar=similar, direction=direction)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, organization_id, organization_id, offset + limit, limit, offset])
+        total, ids = cursor.fetchone()
+    return _rows_by_id(organization, ids), total
+
+
+def _rows_by_id(organization, ids: list) -> list[dict]:
+    """The LIST_COLUMNS rows of these patients, in the order of `ids` (one that has just gone is left out)."""
+    by_id = {row["id"]: row for row in Patient.objects.for_org(organization).filter(id__in=ids).values(*LIST_COLUMNS)}
+    return [by_id[patient_id] for patient_id in ids if patient_id in by_id]
+
+
 def _search_page(organization, matching: QuerySet, query: PatientQuery, *, limit: int, offset: int):
     with transaction.atomic(), connection.cursor() as cursor:
         # The planner cannot know how many patients hold a word's terms: for the array of term groups it assumes
@@ -311,10 +376,7 @@ def _search_page(organization, matching: QuerySet, query: PatientQuery, *, limit
         if not page:
             # Past the last page (or nothing matches): no row carried the count.
             return [], matching.count() if offset else 0
-    ids = [patient_id for patient_id, _ in page]
-    rows = Patient.objects.for_org(organization).filter(id__in=ids).values(*LIST_COLUMNS)
-    by_id = {row["id"]: row for row in rows}
-    return [by_id[patient_id] for patient_id in ids if patient_id in by_id], page[0][1]
+    return _rows_by_id(organization, [patient_id for patient_id, _ in page]), page[0][1]
 
 
 def _plain_page(organization_id, sort: str, direction: str, include_archived: bool, offset: int, limit: int):

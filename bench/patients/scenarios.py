@@ -69,17 +69,29 @@ def pick_patients(conn, info: seed.SeedInfo) -> dict:
     ids = {info.patient_id(n): n for n in candidates}
     rows = conn.execute(
         """
-        SELECT id, first_name, last_name, email FROM patients_patient
+        SELECT id, first_name, last_name, email, phone_mobile FROM patients_patient
         WHERE organization_id = %s AND id = ANY(%s) AND archived_at IS NULL AND merged_into_id IS NULL
           AND email LIKE '%%@gmail.com' AND email ~ '[0-9]@'
-          AND first_name ~ '^[A-Za-z]{6,}$' AND last_name ~ '^[A-Za-z]{6,}$'
+          AND first_name ~ '^[A-Za-z]{6,}$' AND last_name ~ '^[A-Za-z]{6,}$' AND phone_mobile ~ '^\\+39'
         """,
         [info.organization_id, list(ids)],
     ).fetchall()
     if not rows:
         raise SystemExit("bench: no patient fits the search scenarios (is the practice too small?)")
-    _, first_name, last_name, email = min(rows, key=lambda row: ids[row[0]])
-    return {"first_name": first_name, "last_name": last_name, "email": email, "surname": SEARCH_SURNAME}
+    _, first_name, last_name, email, phone = min(rows, key=lambda row: ids[row[0]])
+    return {
+        "first_name": first_name,
+        "last_name": last_name,
+        "email": email,
+        "phone": phone,
+        "surname": SEARCH_SURNAME,
+    }
+
+
+def _phone_as_typed(phone: str) -> str:
+    """The number as a caller would say it: no country code, in groups of 3-3-rest with dashes."""
+    digits = "".join(ch for ch in phone if ch.isdigit()).removeprefix("39")
+    return f"{digits[:3]}-{digits[3:6]}-{digits[6:]}"
 
 
 def detail_patient_n(patients: int) -> int:
@@ -97,6 +109,7 @@ def build(info: seed.SeedInfo, picked: dict, *, now: datetime.datetime) -> list[
     q_surname = _drop_letter(picked["surname"]).lower()
     q_name = f"{_typo(picked['first_name'])} {picked['last_name']}".lower()
     q_email = _email_typo(picked["email"])
+    q_phone = _phone_as_typed(picked["phone"])
     filters = {
         "status": ["lead", "patient"],
         "tagIds": {"any": [str(info.tag_id(2)), str(info.tag_id(3))]},
@@ -137,6 +150,14 @@ def build(info: seed.SeedInfo, picked: dict, *, now: datetime.datetime) -> list[
             f"Search, e-mail with a typo `{q_email}`",
             "GET",
             "/patients" + qs(q=q_email),
+            target_ms=30,
+            explain=True,
+        ),
+        Scenario(
+            "search_phone",
+            f"Search, mobile number in another format `{q_phone}`",
+            "GET",
+            "/patients" + qs(q=q_phone),
             target_ms=30,
             explain=True,
         ),

@@ -25,7 +25,7 @@ from bench import env
 from bench.paths import RESULTS
 from bench.patients import data
 
-SEED_VERSION = 4  # 4: search vocabulary and patient counters (rebuilt after the trigger-less load)
+SEED_VERSION = 5  # 4: search vocabulary and patient counters (rebuilt after the trigger-less load); 5: postings
 EXPORT_TAG_ROWS = 10_000
 OWNER_EMAIL = "owner@bench-practice.example"
 
@@ -334,6 +334,9 @@ SEEDED_TABLES = (
 )
 
 
+POSTINGS_KEY = "patients_searchposting_pkey"
+
+
 def _secondary_indexes(conn) -> list[tuple[str, str]]:
     """(name, definition) of the seeded tables' indexes that back no constraint: dropped during the load and
     rebuilt from their exact definitions afterwards (the usual bulk-load practice; far faster than maintaining a
@@ -504,9 +507,21 @@ def seed(url: str, *, patients: int, others: int, other_patients: int, log, work
             verb = "set" if statement is RELATIONS_SQL else "inserted"
             log(f"{verb} {sum(counts):,} {label} in {time.monotonic() - t0:.1f}s")
         t0 = time.monotonic()
+        # The postings' primary key is built once after the rebuild has appended their rows (a sorted index build),
+        # instead of taking 12 million ordered insertions at 1,000,000 patients.
+        conn.execute(f"ALTER TABLE patients_searchposting DROP CONSTRAINT {POSTINGS_KEY}")
         conn.execute("SELECT patients_rebuild_derived()")
         terms = conn.execute("SELECT count(*) FROM patients_searchterm").fetchone()[0]
-        log(f"built the search vocabulary ({terms:,} terms) and patient counters in {time.monotonic() - t0:.1f}s")
+        log(
+            f"built the search vocabulary ({terms:,} terms), postings and patient counters in "
+            f"{time.monotonic() - t0:.1f}s"
+        )
+        t0 = time.monotonic()
+        conn.execute(
+            f"ALTER TABLE patients_searchposting ADD CONSTRAINT {POSTINGS_KEY} PRIMARY KEY "
+            "(organization_id, term, active, patient_created_at, patient_id)"
+        )
+        log(f"built the postings' primary key in {time.monotonic() - t0:.1f}s")
         t0 = time.monotonic()
         # Largest first, so the trigram GIN index is not left running alone at the end.
         ordered = sorted(indexes, key=lambda item: "gin" not in item[1])

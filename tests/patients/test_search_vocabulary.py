@@ -1,6 +1,7 @@
-"""The search vocabulary (patients_searchterm) and the practice counters (patients_patientcounter) that the database
-trigger keeps: exact after every kind of write (create, update, bulk, merge, erase), tenant-isolated, and what the
-search and the list's total read. Plus the search semantics built on them: query words ANDed, each typo-tolerant."""
+"""The search vocabulary (patients_searchterm), the practice counters (patients_patientcounter) and the search
+postings (patients_searchposting) that the database triggers keep: exact after every kind of write (create, update,
+bulk, merge, erase), tenant-isolated, and what the search and the list's total read. Plus the search semantics built
+on them: query words ANDed, each typo-tolerant."""
 
 from collections import Counter
 
@@ -9,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from apps.patients import services
-from apps.patients.models import Patient, PatientCounter, SearchTerm
+from apps.patients.models import Patient, PatientCounter, SearchPosting, SearchTerm
 from tests.factories import OrganizationFactory, PatientFactory
 
 PATIENTS = "/patients"
@@ -57,10 +58,30 @@ def expected_counts(organization) -> tuple[int, int]:
     )
 
 
+def postings(organization) -> set[tuple]:
+    return set(
+        SearchPosting.objects.filter(organization_id=organization.pk).values_list(
+            "term", "active", "patient_created_at", "patient_id"
+        )
+    )
+
+
+def expected_postings(organization) -> set[tuple]:
+    """Recomputed from the patients: each distinct word of every patient not merged away, with its active flag."""
+    found = set()
+    unmerged = Patient.objects.for_org(organization).filter(merged_into__isnull=True)
+    for words, archived_at, created_at, patient_id in unmerged.values_list(
+        "search_words", "archived_at", "created_at", "id"
+    ):
+        found |= {(word, archived_at is None, created_at, patient_id) for word in words}
+    return found
+
+
 def assert_exact(*organizations) -> None:
     for organization in organizations:
         assert vocabulary(organization) == expected_vocabulary(organization)
         assert counts(organization) == expected_counts(organization)
+        assert postings(organization) == expected_postings(organization)
 
 
 def person(org, **fields):
@@ -189,12 +210,13 @@ def test_the_rebuild_function_reproduces_what_the_trigger_keeps(org):
     for n in range(5):
         person(org, email=f"p{n}@example.com")
         person(other, last_name="Verdi", email=f"v{n}@example.org")
-    before = (vocabulary(org), vocabulary(other), counts(org), counts(other))
+    before = (vocabulary(org), vocabulary(other), counts(org), counts(other), postings(org), postings(other))
+    assert before[4] and before[5]
 
     with connection.cursor() as cursor:
         cursor.execute("SELECT patients_rebuild_derived()")
 
-    assert (vocabulary(org), vocabulary(other), counts(org), counts(other)) == before
+    assert (vocabulary(org), vocabulary(other), counts(org), counts(other), postings(org), postings(other)) == before
 
 
 # --- tenancy -----------------------------------------------------------------------------------------------------
