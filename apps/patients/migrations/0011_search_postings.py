@@ -38,9 +38,11 @@ UNPOST = """
 POST = """
     INSERT INTO patients_searchposting (organization_id, term, active, patient_created_at, patient_id)
     {postings};"""
+# A write changes a few patients' postings: probe the primary key, never scan the postings (left to choose, the
+# planner hash-joined a 500-row bulk update against all of a 100,000-patient practice's postings: 208 → 680 ms).
 FUNCTION = """
-CREATE FUNCTION patients_patient_postings_{op}() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN{body}
+CREATE FUNCTION patients_patient_postings_{op}() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $$
+BEGIN{guard}{body}
     RETURN NULL;
 END
 $$;
@@ -56,7 +58,14 @@ def _function(event: str) -> str:
     body = (UNPOST.format(postings=POSTINGS.format(rows=old)) if old else "") + (
         POST.format(postings=POSTINGS.format(rows=new)) if new else ""
     )
-    return FUNCTION.format(op=event.lower(), event=event, referencing=REFERENCING[event], body=body)
+    # An update that changed no posted column (tags, status, a touch of updated_at) does nothing more.
+    guard = (
+        f"\n    IF NOT EXISTS (SELECT 1 FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE {CHANGED}) THEN"
+        "\n        RETURN NULL;\n    END IF;"
+        if event == "UPDATE"
+        else ""
+    )
+    return FUNCTION.format(op=event.lower(), event=event, referencing=REFERENCING[event], guard=guard, body=body)
 
 
 ALL_POSTINGS = POSTINGS.format(rows="patients_patient")
