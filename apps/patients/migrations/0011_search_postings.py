@@ -22,8 +22,8 @@ ROWS = {
     "INSERT": (None, "new_rows"),
     "DELETE": ("old_rows", None),
     "UPDATE": (
-        f"(SELECT o.* FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE {CHANGED})",
-        f"(SELECT n.* FROM new_rows n JOIN old_rows o ON o.id = n.id WHERE {CHANGED})",
+        f"(SELECT o.* FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE {CHANGED})",  # noqa: S608 - module constants only
+        f"(SELECT n.* FROM new_rows n JOIN old_rows o ON o.id = n.id WHERE {CHANGED})",  # noqa: S608 - module constants only
     ),
 }
 # A patient's postings: each of its distinct words once (a per-row DISTINCT, so a rebuild never sorts the whole
@@ -60,7 +60,7 @@ def _function(event: str) -> str:
     )
     # An update that changed no posted column (tags, status, a touch of updated_at) does nothing more.
     guard = (
-        f"\n    IF NOT EXISTS (SELECT 1 FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE {CHANGED}) THEN"
+        f"\n    IF NOT EXISTS (SELECT 1 FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE {CHANGED}) THEN"  # noqa: S608 - module constants only
         "\n        RETURN NULL;\n    END IF;"
         if event == "UPDATE"
         else ""
@@ -75,7 +75,7 @@ REBUILD_0005 = _0005.REBUILD.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCT
 END_OF_BODY = "$$;\nSELECT patients_rebuild_derived();"
 assert REBUILD_0005.count(END_OF_BODY) == 1
 FILL = f"INSERT INTO patients_searchposting (organization_id, term, active, patient_created_at, patient_id)\n{ALL_POSTINGS};"
-REBUILD = REBUILD_0005.replace(END_OF_BODY, f"    DELETE FROM patients_searchposting;\n    {FILL}\n$$;\n{FILL}")
+REBUILD = REBUILD_0005.replace(END_OF_BODY, f"    DELETE FROM patients_searchposting;\n    {FILL}\n$$;\n{FILL}")  # noqa: S608 - module constants only
 FORWARD = (
     "".join(_function(event) for event in ("INSERT", "UPDATE", "DELETE"))
     + REBUILD
