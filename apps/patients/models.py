@@ -284,6 +284,72 @@ class SearchPosting(models.Model):
         return self.term
 
 
+# The PatientFilters keys a facet row answers (apps.patients.selectors serves a filtered list from them).
+FACET_COLUMNS = (
+    "updated_at",
+    "status",
+    "archived",
+    "tag_ids",
+    "lead_source_id",
+    "location_id",
+    "gender",
+    "preferred_contact_method",
+    "sms_opt_out",
+    "email_opt_out",
+    "whatsapp_opt_out",
+    "date_of_birth",
+    "contact_attempts",
+    "has_email",
+    "has_phone",
+    "city_upper",
+)
+
+
+class PatientFacet(models.Model):
+    """Index maintenance, not business data: one narrow row per patient not merged away, holding what the list's
+    filters test (status, archived, tag ids, lead source, location, dates, opt-outs, ...). Its covering index in the
+    list's default order lets a filtered list count every match and page the newest without reading a patient
+    row or joining the tags (an index-only scan whose filter runs on the index tuples). Kept exact by the database
+    triggers of migration 0012 (on patients and on patient tags) in the writing transaction; rebuilt by
+    patients_rebuild_derived(). Never written by application code; no foreign keys (the patient's own delete
+    removes its row, through the trigger)."""
+
+    patient_id = models.UUIDField(primary_key=True)
+    organization_id = models.UUIDField()
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+    status = models.CharField(max_length=10)
+    archived = models.BooleanField()
+    tag_ids = ArrayField(models.UUIDField())
+    lead_source_id = models.UUIDField(null=True)
+    location_id = models.UUIDField(null=True)
+    gender = models.CharField(max_length=8, null=True)  # noqa: DJ001 (a copy of the patient's column)
+    preferred_contact_method = models.CharField(max_length=8, null=True)  # noqa: DJ001
+    sms_opt_out = models.BooleanField()
+    email_opt_out = models.BooleanField()
+    whatsapp_opt_out = models.BooleanField()
+    date_of_birth = models.DateField(null=True)
+    contact_attempts = models.IntegerField()
+    has_email = models.BooleanField()
+    has_phone = models.BooleanField()
+    city_upper = models.TextField(null=True)  # noqa: DJ001 (UPPER(city), as city__iexact compares it)
+    # Not in the covering index (too wide): a custom-field filter counts through its own GIN index.
+    custom_fields = models.JSONField()
+
+    class Meta:
+        indexes = [
+            models.Index(
+                fields=["organization_id", "-created_at", "-patient_id"],
+                include=list(FACET_COLUMNS),
+                name="patients_facet_list_idx",
+            ),
+            GinIndex(fields=["custom_fields"], opclasses=["jsonb_path_ops"], name="patients_facet_custom_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return str(self.patient_id)
+
+
 class PatientCounter(TenantModel):
     """Index maintenance: the practice's exact patient counts (active; not merged), kept transactionally by the
     same trigger, so the unfiltered list's total is one row read instead of a count of the practice."""

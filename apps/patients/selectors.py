@@ -17,11 +17,12 @@ from django.db.models import (
     Q,
     QuerySet,
     Subquery,
+    Value,
     Window,
     prefetch_related_objects,
 )
 from django.db.models.expressions import RawSQL
-from django.db.models.functions import Lower
+from django.db.models.functions import Lower, Upper
 
 from apps.core.statements import CompiledRead
 from apps.patients.errors import ExportTooLarge
@@ -30,6 +31,7 @@ from apps.patients.models import (
     MarketingConsent,
     Patient,
     PatientCounter,
+    PatientFacet,
     PatientTag,
     SavedView,
     Status,
@@ -143,8 +145,80 @@ def _tag_exists(tag_ids) -> Exists:
     return Exists(PatientTag.objects.unscoped().filter(patient_id=OuterRef("id"), tag_id__in=list(tag_ids)))
 
 
-def _apply_filters(queryset: QuerySet, filters: dict) -> QuerySet:
-    """PatientFilters keys (snake_case here, camelCase on the wire), ANDed."""
+class _PatientTests:
+    """The conditions that are not a plain comparison of one column, as the patients table answers them."""
+
+    archived = Q(archived_at__isnull=False)
+    has_email = Q(email__isnull=False) & ~Q(email="")
+    has_phone = (Q(phone_mobile__isnull=False) & ~Q(phone_mobile="")) | (
+        Q(phone_other__isnull=False) & ~Q(phone_other="")
+    )
+
+    @staticmethod
+    def city(value: str) -> Q:
+        return Q(city__iexact=value)
+
+    @staticmethod
+    def custom_fields(value: dict) -> Q:
+        return Q(custom_fields__contains=value)
+
+    @staticmethod
+    def tags_any(tag_ids) -> Q:
+        return Q(_tag_exists(tag_ids))
+
+    @staticmethod
+    def tags_none(tag_ids) -> Q:
+        return ~Q(_tag_exists(tag_ids))
+
+    @classmethod
+    def tags_all(cls, tag_ids) -> Q:
+        condition = Q()
+        for tag_id in tag_ids:
+            condition &= cls.tags_any([tag_id])
+        return condition
+
+
+class _FacetTests(_PatientTests):
+    """The same conditions on patients_patientfacet (PatientFacet), where it differs: flags computed by its trigger,
+    the upper-cased city, the tag ids as an array. Custom fields are compared as on the patients table."""
+
+    archived = Q(archived=True)
+    has_email = Q(has_email=True)
+    has_phone = Q(has_phone=True)
+
+    @staticmethod
+    def city(value: str) -> Q:
+        return Q(city_upper=Upper(Value(value)))
+
+    @staticmethod
+    def tags_any(tag_ids) -> Q:
+        return Q(tag_ids__overlap=list(tag_ids))
+
+    @staticmethod
+    def tags_none(tag_ids) -> Q:
+        return ~Q(tag_ids__overlap=list(tag_ids))
+
+    @staticmethod
+    def tags_all(tag_ids) -> Q:
+        return Q(tag_ids__contains=list(tag_ids))
+
+
+def _conditions(query: PatientQuery, tests) -> Q:
+    """The list's own parameters and the PatientFilters keys (snake_case here, camelCase on the wire), ANDed, on
+    either table: `tests` is _PatientTests or _FacetTests. Merged records, the selection and the search are the
+    callers' part."""
+    condition = Q()
+    if query.status == Status.ARCHIVED:
+        condition &= tests.archived
+    elif not query.include_archived:
+        condition &= ~tests.archived
+    if query.status:
+        condition &= Q(status=query.status)
+    if query.tag_id:
+        condition &= tests.tags_any([query.tag_id])
+    if query.lead_source_id:
+        condition &= Q(lead_source_id=query.lead_source_id)
+    filters = query.filters
     simple_in = {
         "status": "status__in",
         "lead_source_ids": "lead_source_id__in",
@@ -154,62 +228,74 @@ def _apply_filters(queryset: QuerySet, filters: dict) -> QuerySet:
     }
     for key, lookup in simple_in.items():
         if key in filters:
-            queryset = queryset.filter(**{lookup: filters[key]})
+            condition &= Q(**{lookup: filters[key]})
     for key in ("sms_opt_out", "email_opt_out", "whatsapp_opt_out"):
         if key in filters:
-            queryset = queryset.filter(**{key: filters[key]})
-    for key, column in (("created_at", "created_at"), ("updated_at", "updated_at"), ("date_of_birth", "date_of_birth")):
+            condition &= Q(**{key: filters[key]})
+    for key in ("created_at", "updated_at", "date_of_birth"):
         bounds = filters.get(key) or {}
         if bounds.get("from") is not None:
-            queryset = queryset.filter(**{f"{column}__gte": bounds["from"]})
+            condition &= Q(**{f"{key}__gte": bounds["from"]})
         if bounds.get("to") is not None:
-            queryset = queryset.filter(**{f"{column}__lte": bounds["to"]})
+            condition &= Q(**{f"{key}__lte": bounds["to"]})
     attempts = filters.get("contact_attempts") or {}
     if attempts.get("min") is not None:
-        queryset = queryset.filter(contact_attempts__gte=attempts["min"])
+        condition &= Q(contact_attempts__gte=attempts["min"])
     if attempts.get("max") is not None:
-        queryset = queryset.filter(contact_attempts__lte=attempts["max"])
-    if "has_email" in filters:
-        has_email = Q(email__isnull=False) & ~Q(email="")
-        queryset = queryset.filter(has_email if filters["has_email"] else ~has_email)
-    if "has_phone" in filters:
-        has_phone = (Q(phone_mobile__isnull=False) & ~Q(phone_mobile="")) | (
-            Q(phone_other__isnull=False) & ~Q(phone_other="")
-        )
-        queryset = queryset.filter(has_phone if filters["has_phone"] else ~has_phone)
+        condition &= Q(contact_attempts__lte=attempts["max"])
+    for key in ("has_email", "has_phone"):
+        if key in filters:
+            test = getattr(tests, key)
+            condition &= test if filters[key] else ~test
     if filters.get("city"):
-        queryset = queryset.filter(city__iexact=filters["city"])
+        condition &= tests.city(filters["city"])
     if filters.get("custom_fields"):
-        queryset = queryset.filter(custom_fields__contains=filters["custom_fields"])
+        condition &= tests.custom_fields(filters["custom_fields"])
     tags = filters.get("tag_ids") or {}
-    if tags.get("any"):
-        queryset = queryset.filter(_tag_exists(tags["any"]))
-    for tag_id in tags.get("all") or ():
-        queryset = queryset.filter(_tag_exists([tag_id]))
-    if tags.get("none"):
-        queryset = queryset.filter(~_tag_exists(tags["none"]))
-    return queryset
+    for key in ("any", "all", "none"):
+        if tags.get(key):
+            condition &= getattr(tests, f"tags_{key}")(tags[key])
+    return condition
 
 
 def patient_filtered(*, organization, query: PatientQuery) -> QuerySet[Patient]:
     """Rows matching the query, unordered. Merged records never appear; archived ones only when asked for."""
     # The search columns are for the database only: reading them would widen every row (and spill sorts to disk).
     queryset = Patient.objects.for_org(organization).defer(*SEARCH_COLUMNS).filter(merged_into__isnull=True)
-    if query.status == Status.ARCHIVED:
-        queryset = queryset.filter(archived_at__isnull=False)
-    elif not query.include_archived:
-        queryset = queryset.filter(archived_at__isnull=True)
-    if query.status:
-        queryset = queryset.filter(status=query.status)
-    if query.tag_id:
-        queryset = queryset.filter(_tag_exists([query.tag_id]))
-    if query.lead_source_id:
-        queryset = queryset.filter(lead_source_id=query.lead_source_id)
+    queryset = queryset.filter(_conditions(query, _PatientTests))
     if query.ids is not None:
         queryset = queryset.filter(id__in=query.ids)
     if query.q:
         queryset = queryset.filter(_search_condition(getattr(organization, "pk", organization), query.q))
-    return _apply_filters(queryset, query.filters)
+    return queryset
+
+
+# A filtered list without a search (nor a selection) counts on the facets
+# (patients_patientfacet, migration 0012): an index-only scan of its covering index, filtered on the index tuples.
+# In the orders the facets hold (created_at; updated_at, a top-N sort of those tuples) the page's ids come from
+# the same index, then the rows by id.
+FACET_SORTS = {"createdAt": "created_at", "updatedAt": "updated_at"}
+
+
+def _facets_serve(query: PatientQuery) -> bool:
+    return not query.q and query.ids is None
+
+
+def _facet_filtered(organization, query: PatientQuery) -> QuerySet[PatientFacet]:
+    organization_id = getattr(organization, "pk", organization)
+    return PatientFacet.objects.filter(organization_id=organization_id).filter(_conditions(query, _FacetTests))
+
+
+def _facets_page(organization, query: PatientQuery, *, limit: int, offset: int):
+    facets = _facet_filtered(organization, query)
+    total = facets.count()
+    if query.sort not in FACET_SORTS:
+        matching = patient_filtered(organization=organization, query=query)
+        return list(patient_ordered(matching, query).values(*LIST_COLUMNS)[offset : offset + limit]), total
+    column = FACET_SORTS[query.sort]
+    order = (f"-{column}", "-patient_id") if query.direction == "desc" else (column, "patient_id")
+    ids = list(facets.order_by(*order).values_list("patient_id", flat=True)[offset : offset + limit])
+    return _rows_by_id(organization, ids), total
 
 
 def patient_ordered(queryset: QuerySet, query: PatientQuery) -> QuerySet:
@@ -269,12 +355,13 @@ def patient_tags_loaded(patient: Patient) -> Patient:
 def patient_page(*, organization, query: PatientQuery, limit: int, offset: int, embed_tags: bool):
     """(rows of the page, total, tags): rows are dicts of apps.patients.renderers.LIST_COLUMNS (rendered by
     patient_list_row, no model instances built), tags {patient id: [tag values, name order]} with embed_tags, else
-    None. Two queries on patients (three with tags), whatever the page size.
+    None. At most three statements (four with tags), whatever the page size.
 
-    Unfiltered, the total is the practice's counter row and the page an index scan. A search finds its matches
-    once: one statement pages them and counts them all (count(*) OVER (), computed before the LIMIT) on narrow rows,
-    then the page's rows are read by id; counting and paging separately would run the trigram search twice. Other
-    filters count, then page: their one-pass form lets the planner probe the tag index once per candidate row."""
+    Unfiltered, the total is the practice's counter row and the page an index scan. A one-word search in the default
+    order pages and counts on the postings; other searches find their matches once: one statement pages them and
+    counts them all (count(*) OVER (), computed before the LIMIT) on narrow rows, then the page's rows are read by
+    id. Filters without a search count on the facets (index-only), whose index also gives the page's ids in the
+    created or updated order; then the rows by id."""
     if query.q and _postings_serve(query, limit=limit, offset=offset):
         rows, total = _postings_page(organization, query, limit=limit, offset=offset)
     elif query.q:
@@ -282,7 +369,9 @@ def patient_page(*, organization, query: PatientQuery, limit: int, offset: int, 
         rows, total = _search_page(organization, matching, query, limit=limit, offset=offset)
     else:
         total = _plain_total(organization, query)
-        if total is None:
+        if total is None and _facets_serve(query):
+            rows, total = _facets_page(organization, query, limit=limit, offset=offset)
+        elif total is None:
             matching = patient_filtered(organization=organization, query=query)
             total = matching.count()
             rows = list(patient_ordered(matching, query).values(*LIST_COLUMNS)[offset : offset + limit])

@@ -238,6 +238,8 @@ def patient_erase(*, organization, patient: Patient) -> int:
             Patient.objects.for_org(organization).filter(merged_into_id__in=frontier).values_list("id", flat=True)
         )
         ids.extend(frontier)
+    # Locked in id order before anything hanging off them is deleted (see _bulk_targets).
+    list(Patient.objects.for_org(organization).select_for_update().filter(id__in=ids).order_by("id").values("id"))
     scheduled = hooks.run_erasure_hooks(organization=organization, patient_ids=ids)
     Patient.objects.for_org(organization).filter(referred_by_patient_id__in=ids).update(referred_by_patient=None)
     Patient.objects.for_org(organization).filter(id__in=ids).update(merged_into=None)
@@ -370,8 +372,16 @@ class BulkResult:
 
 
 def _bulk_targets(*, organization, patient_ids) -> tuple[list, list[dict]]:
-    """(ids of the practice that may change, skipped merged ones). Ids of other practices are ignored."""
-    rows = Patient.objects.for_org(organization).filter(id__in=patient_ids).values_list("id", "merged_into_id")
+    """(ids of the practice that may change, skipped merged ones). Ids of other practices are ignored. The rows are
+    locked in id order, as every multi-patient write locks them before touching their tags: the tag triggers lock
+    the same patients' facets, and a different order would deadlock with a merge or an erasure."""
+    rows = (
+        Patient.objects.for_org(organization)
+        .select_for_update()
+        .filter(id__in=patient_ids)
+        .order_by("id")
+        .values_list("id", "merged_into_id")
+    )
     eligible, skipped = [], []
     for patient_id, merged_into_id in rows:
         if merged_into_id is None:

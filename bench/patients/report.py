@@ -107,14 +107,28 @@ def _index_lines(scenarios: list[Scenario]) -> list[str]:
     return []
 
 
-def _explain_block(scenarios: list[Scenario]) -> str:
-    search = next((s for s in scenarios if s.key == "search_surname" and s.extra.get("explain")), None)
-    if search is None:
-        return ""
-    parts = [f"EXPLAIN (ANALYZE, BUFFERS) of the search statements of “{search.label}”, as the app sends them:\n"]
-    for sql, plan in search.extra["explain"]:
-        parts.append("```sql\n" + _shorten_select(sql) + "\n```\n```\n" + plan + "\n```")
-    return "\n".join(parts)
+def _explain_blocks(scenarios: list[Scenario]) -> list[str]:
+    """One folded block per explained scenario: EXPLAIN (ANALYZE, BUFFERS) of each data statement, as the app
+    sends it."""
+    lines: list[str] = []
+    for scenario in scenarios:
+        if not scenario.extra.get("explain"):
+            continue
+        lines += [f"<details><summary>EXPLAIN: {scenario.label}</summary>", ""]
+        for sql, plan in scenario.extra["explain"]:
+            lines += ["```sql", _shorten_ids(_shorten_select(sql)), "```", "```", _shorten_ids(plan), "```"]
+        lines += ["", "</details>", ""]
+    return lines
+
+
+_ID_LIST = re.compile(r"\('[0-9a-f]{32}'::uuid(?:, '[0-9a-f]{32}'::uuid){3,}\)")
+_ID_ARRAY = re.compile(r"'\{[0-9a-f-]{36}(?:,[0-9a-f-]{36}){3,}\}'")
+
+
+def _shorten_ids(text: str) -> str:
+    """Lists of more than four ids (the page's rows read by id) elided to their count."""
+    text = _ID_LIST.sub(lambda m: f"(… {m.group(0).count('::uuid')} ids)", text)
+    return _ID_ARRAY.sub(lambda m: f"'{{… {m.group(0).count(',') + 1} ids}}'", text)
 
 
 def _shorten_select(sql: str) -> str:
@@ -225,9 +239,7 @@ def section(
         if quoted:
             lines += ["", "```", *quoted, "```"]
         lines.append("")
-    explain = _explain_block(scenarios)
-    if explain:
-        lines += ["<details><summary>EXPLAIN of the search</summary>", "", explain, "", "</details>", ""]
+    lines += _explain_blocks(scenarios)
     lines.append("<!-- /bench:run -->")
     return "\n".join(lines)
 

@@ -94,6 +94,37 @@ def _phone_as_typed(phone: str) -> str:
     return f"{digits[:3]}-{digits[3:6]}-{digits[6:]}"
 
 
+def filter_keys(info: seed.SeedInfo, now: datetime.datetime) -> list[tuple[str, str, dict]]:
+    """(key, label, PatientFilters) for every PatientFilters key alone, with a value the seed makes common or rare
+    as a practice's would be."""
+
+    def stamp(days: int) -> str:
+        return (now - datetime.timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    tag = str(info.tag_id(2))  # "Invisalign interest", 30% of patients
+    return [
+        ("status", "status lead", {"status": ["lead"]}),
+        ("tags_any", "tags any of 1 (30%)", {"tagIds": {"any": [tag]}}),
+        ("tags_all", "tags all of 2", {"tagIds": {"all": [tag, str(info.tag_id(3))]}}),
+        ("tags_none", "tags none of 1", {"tagIds": {"none": [tag]}}),
+        ("lead_source", "lead source (1 of 6)", {"leadSourceIds": [str(seed.det_uuid("lead", 0, 1))]}),
+        ("location", "location (1 of 3)", {"locationIds": [str(seed.det_uuid("loc", 0, 1))]}),
+        ("gender", "gender female", {"gender": ["female"]}),
+        ("contact_method", "preferred contact sms", {"preferredContactMethod": ["sms"]}),
+        ("sms_opt_out", "SMS opt-out", {"smsOptOut": True}),
+        ("email_opt_out", "e-mail opt-out", {"emailOptOut": True}),
+        ("whatsapp_opt_out", "WhatsApp opt-out", {"whatsappOptOut": True}),
+        ("created_at", "created in the last 30 days", {"createdAt": {"from": stamp(30)}}),
+        ("updated_at", "updated in the last 7 days", {"updatedAt": {"from": stamp(7)}}),
+        ("date_of_birth", "born in the 1980s", {"dateOfBirth": {"from": "1980-01-01", "to": "1989-12-31"}}),
+        ("contact_attempts", "3+ contact attempts", {"contactAttempts": {"min": 3}}),
+        ("has_email", "no e-mail", {"hasEmail": False}),
+        ("has_phone", "no phone", {"hasPhone": False}),
+        ("city", "city Torino (any case)", {"city": "torino"}),
+        ("custom_fields", "custom field insurance", {"customFields": {"insurance": "Fasi"}}),
+    ]
+
+
 def detail_patient_n(patients: int) -> int:
     """A patient with tags, a timeline of five entries and consents on three channels (n divisible by 420)."""
     return 420 * max(1, min(20, patients // 420))
@@ -173,7 +204,19 @@ def build(info: seed.SeedInfo, picked: dict, *, now: datetime.datetime) -> list[
             "Filters: status lead/patient + 2 tags (any) + created in the last year",
             "GET",
             "/patients" + qs(filters=json.dumps(filters, separators=(",", ":"))),
+            target_ms=100,
             explain=True,
+        ),
+        *(
+            Scenario(
+                f"filter_{key}",
+                f"Filter alone: {label}",
+                "GET",
+                "/patients" + qs(filters=json.dumps(value, separators=(",", ":"))),
+                target_ms=100,
+                explain=True,
+            )
+            for key, label, value in filter_keys(info, now)
         ),
         Scenario("embed_tags", "Default list with embed=tags", "GET", "/patients" + qs(embed="tags")),
         Scenario(

@@ -25,7 +25,8 @@ from bench import env
 from bench.paths import RESULTS
 from bench.patients import data
 
-SEED_VERSION = 5  # 4: search vocabulary and patient counters (rebuilt after the trigger-less load); 5: postings
+# 4: search vocabulary and patient counters (rebuilt after the trigger-less load); 5: postings; 6: facets
+SEED_VERSION = 6
 EXPORT_TAG_ROWS = 10_000
 OWNER_EMAIL = "owner@bench-practice.example"
 
@@ -331,6 +332,7 @@ SEEDED_TABLES = (
     "patients_activity",
     "patients_marketingconsent",
     "patients_searchterm",
+    "patients_patientfacet",
 )
 
 

@@ -1,7 +1,7 @@
-"""The search vocabulary (patients_searchterm), the practice counters (patients_patientcounter) and the search
-postings (patients_searchposting) that the database triggers keep: exact after every kind of write (create, update,
-bulk, merge, erase), tenant-isolated, and what the search and the list's total read. Plus the search semantics built
-on them: query words ANDed, each typo-tolerant."""
+"""The search vocabulary (patients_searchterm), the practice counters (patients_patientcounter), the search
+postings (patients_searchposting) and the list's facets (patients_patientfacet) that the database triggers keep:
+exact after every kind of write (create, update, bulk, merge, erase), tenant-isolated, and what the search and the
+list's total read. Plus the search semantics built on them: query words ANDed, each typo-tolerant."""
 
 from collections import Counter
 
@@ -10,7 +10,15 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from apps.patients import services
-from apps.patients.models import Patient, PatientCounter, SearchPosting, SearchTerm
+from apps.patients.models import (
+    FACET_COLUMNS,
+    Patient,
+    PatientCounter,
+    PatientFacet,
+    PatientTag,
+    SearchPosting,
+    SearchTerm,
+)
 from tests.factories import OrganizationFactory, PatientFactory
 
 PATIENTS = "/patients"
@@ -82,6 +90,43 @@ def assert_exact(*organizations) -> None:
         assert vocabulary(organization) == expected_vocabulary(organization)
         assert counts(organization) == expected_counts(organization)
         assert postings(organization) == expected_postings(organization)
+        assert facets(organization) == expected_facets(organization)
+
+
+def facets(organization) -> dict:
+    rows = PatientFacet.objects.filter(organization_id=organization.pk).values(
+        "patient_id", *FACET_COLUMNS, "custom_fields"
+    )
+    return {row.pop("patient_id"): row | {"tag_ids": sorted(row["tag_ids"])} for row in rows}
+
+
+def expected_facets(organization) -> dict:
+    """Recomputed from the patients and their tags: a row per patient not merged away."""
+    tags: dict = {}
+    for patient_id, tag_id in PatientTag.objects.for_org(organization).values_list("patient_id", "tag_id"):
+        tags.setdefault(patient_id, []).append(tag_id)
+    expected = {}
+    for patient in Patient.objects.for_org(organization).filter(merged_into__isnull=True):
+        expected[patient.id] = {
+            "updated_at": patient.updated_at,
+            "status": patient.status,
+            "archived": patient.archived_at is not None,
+            "tag_ids": sorted(tags.get(patient.id, [])),
+            "lead_source_id": patient.lead_source_id,
+            "location_id": patient.location_id,
+            "gender": patient.gender,
+            "preferred_contact_method": patient.preferred_contact_method,
+            "sms_opt_out": patient.sms_opt_out,
+            "email_opt_out": patient.email_opt_out,
+            "whatsapp_opt_out": patient.whatsapp_opt_out,
+            "date_of_birth": patient.date_of_birth,
+            "contact_attempts": patient.contact_attempts,
+            "has_email": bool(patient.email),
+            "has_phone": bool(patient.phone_mobile or patient.phone_other),
+            "city_upper": patient.city.upper() if patient.city is not None else None,
+            "custom_fields": patient.custom_fields,
+        }
+    return expected
 
 
 def person(org, **fields):
