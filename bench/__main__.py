@@ -1,4 +1,4 @@
-"""python -m bench [webhooks|mcp|crm|capture|throughput] … — dispatch to a suite (make bench BENCH_ARGS=…); no
+"""python -m bench [webhooks|mcp|crm|capture|throughput|writes] … — dispatch to a suite (make bench BENCH_ARGS=…); no
 subcommand runs the patients area (bench.patients)."""
 
 import importlib
@@ -10,6 +10,7 @@ SUITES = {  # subcommand → the module whose main(argv) runs it
     "crm": "bench.crm.run",
     "capture": "bench.leadcapture.run",
     "throughput": "bench.throughput.run",
+    "writes": "bench.patients.writes",
 }
 
 
