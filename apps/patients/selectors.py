@@ -5,13 +5,13 @@ from dataclasses import dataclass, field, replace
 from uuid import UUID
 
 from django.contrib.postgres.aggregates import StringAgg
-from django.contrib.postgres.search import TrigramWordSimilarity
 from django.db import connection, transaction
 from django.db.models import (
     BooleanField,
     Count,
     Exists,
     F,
+    FloatField,
     OuterRef,
     Prefetch,
     Q,
@@ -111,14 +111,42 @@ _TERMS = (
 _KEYS_SQL = 'patients_search_keys("patients_patient"."organization_id", "patients_patient"."search_words")'
 
 
+def _similar(column: str, token: str) -> tuple[str, list]:
+    """The condition (and its parameters) under which a word in `column` is similar to one query word."""
+    params = [token, token]
+    condition = f"{column} %%> %s OR {column} %% %s"
+    if token.isdigit() and len(token) >= 4:
+        condition += f" OR {column} LIKE %s"
+        params.append(f"%{token}%")
+    return condition, params
+
+
 def _similar_terms(organization_id, token: str) -> tuple[str, list]:
     """The WHERE clause (and its parameters) choosing the practice's vocabulary terms similar to one query word."""
-    params = [organization_id, token, token]
-    similar = '"organization_id" = %s AND ("term" %%> %s OR "term" %% %s'
-    if token.isdigit() and len(token) >= 4:
-        similar += ' OR "term" LIKE %s'
-        params.append(f"%{token}%")
-    return similar + ")", params
+    condition, params = _similar('"term"', token)
+    return f'"organization_id" = %s AND ({condition})', [organization_id, *params]
+
+
+# How well a similar word matches a query word: the better of word similarity and whole-word similarity.
+_SCORE = "greatest(word_similarity(%s, {column}), similarity(%s, {column}))"
+
+
+_BEST_WORD = (
+    '(SELECT max(CASE WHEN {condition} THEN {score} ELSE 0 END) FROM unnest("patients_patient"."search_words") AS "w")'
+)
+
+
+def _relevance(q: str) -> RawSQL:
+    """sort=relevance: for each query word, the score of the patient's best similar word (0 when none), summed.
+    Word by word, so a one-word search can rank from the postings (similar terms in score order) with the same
+    figures as this expression computes on the patients' words."""
+    parts, params = [], []
+    for token in query_words(q):
+        condition, condition_params = _similar('"w"', token)
+        score = _SCORE.format(column='"w"')
+        parts.append(_BEST_WORD.format(condition=condition, score=score))
+        params += [*condition_params, token, token]
+    return RawSQL(" + ".join(parts), params, output_field=FloatField())  # noqa: S611 - constant SQL, bound values
 
 
 def query_words(q: str) -> list[str]:
@@ -301,7 +329,7 @@ def _facets_page(organization, query: PatientQuery, *, limit: int, offset: int):
 def patient_ordered(queryset: QuerySet, query: PatientQuery) -> QuerySet:
     descending = query.direction == "desc"
     if query.sort == RELEVANCE:
-        queryset = queryset.annotate(relevance=TrigramWordSimilarity(search_text(query.q), "search_document"))
+        queryset = queryset.annotate(relevance=_relevance(query.q))
         expression = F("relevance")
     else:
         expression = SORTS[query.sort]
@@ -425,7 +453,7 @@ SELECT
 
 def _postings_serve(query: PatientQuery, *, limit: int, offset: int) -> bool:
     return (
-        query.sort == "createdAt"
+        (query.sort == "createdAt" or (query.sort == RELEVANCE and query.direction == "desc"))
         and offset + limit <= POSTINGS_WINDOW
         and len(query_words(query.q)) == 1
         and not (query.filters or query.status or query.tag_id or query.lead_source_id or query.include_archived)
@@ -434,6 +462,8 @@ def _postings_serve(query: PatientQuery, *, limit: int, offset: int) -> bool:
 
 
 def _postings_page(organization, query: PatientQuery, *, limit: int, offset: int):
+    if query.sort == RELEVANCE:
+        return _postings_relevance_page(organization, query, limit=limit, offset=offset)
     organization_id = getattr(organization, "pk", organization)
     similar, params = _similar_terms(organization_id, query_words(query.q)[0])
     direction = "DESC" if query.direction == "desc" else "ASC"
@@ -442,6 +472,49 @@ def _postings_page(organization, query: PatientQuery, *, limit: int, offset: int
         cursor.execute(sql, [*params, organization_id, organization_id, offset + limit, limit, offset])
         total, ids = cursor.fetchone()
     return _rows_by_id(organization, ids), total
+
+
+_SCORED_TERMS_SQL = (
+    'SELECT "term", greatest(word_similarity(%s, "term"), similarity(%s, "term")) AS "score" '
+    'FROM "patients_searchterm" WHERE {similar}'
+)
+_POSTED_SQL = (
+    'SELECT DISTINCT "patient_id" FROM "patients_searchposting" '
+    'WHERE "organization_id" = %s AND "term" = ANY(%s) AND "active" ORDER BY "patient_id" DESC LIMIT %s'
+)
+_POSTED_COUNT_SQL = (
+    'SELECT count(DISTINCT "patient_id") FROM "patients_searchposting" '
+    'WHERE "organization_id" = %s AND "term" = ANY(%s) AND "active"'
+)
+
+
+def _postings_relevance_page(organization, query: PatientQuery, *, limit: int, offset: int):
+    """A one-word search by relevance, most relevant first: a patient's relevance is the score of its best similar
+    word (_relevance), so the similar terms are taken in score order, a score at a time, and each score's patients
+    not already placed follow in id order, until the page is full. It reads the postings of the best terms only,
+    and counts all of them index-only, as the default order does."""
+    organization_id = getattr(organization, "pk", organization)
+    token = query_words(query.q)[0]
+    similar, params = _similar_terms(organization_id, token)
+    by_score: dict[float, list[str]] = {}
+    placed: list = []
+    seen: set = set()
+    with connection.cursor() as cursor:
+        cursor.execute(_SCORED_TERMS_SQL.format(similar=similar), [token, token, *params])
+        for term, score in cursor.fetchall():
+            by_score.setdefault(score, []).append(term)
+        for score in sorted(by_score, reverse=True):
+            if len(placed) >= offset + limit:
+                break
+            # This score's patients, highest ids first: the page needs offset + limit - len(placed) new ones, and
+            # at most len(placed) of them were placed already, so offset + limit of them are always enough.
+            cursor.execute(_POSTED_SQL, [organization_id, by_score[score], offset + limit])
+            fresh = [row[0] for row in cursor.fetchall() if row[0] not in seen]
+            placed += fresh
+            seen.update(fresh)
+        cursor.execute(_POSTED_COUNT_SQL, [organization_id, [term for terms in by_score.values() for term in terms]])
+        total = cursor.fetchone()[0]
+    return _rows_by_id(organization, placed[offset : offset + limit]), total
 
 
 def _rows_by_id(organization, ids: list) -> list[dict]:

@@ -200,6 +200,13 @@ def build(info: seed.SeedInfo, picked: dict, *, now: datetime.datetime) -> list[
             explain=True,
         ),
         Scenario(
+            "relevance_surname",
+            f"Search sorted by relevance `{q_surname}`",
+            "GET",
+            "/patients" + qs(q=q_surname, sort="relevance"),
+            explain=True,
+        ),
+        Scenario(
             "filters",
             "Filters: status lead/patient + 2 tags (any) + created in the last year",
             "GET",

@@ -56,6 +56,27 @@ def test_postings_and_gin_paths_agree(crowd, q, direction):
         ), (q, direction, limit, offset)
 
 
+@pytest.mark.parametrize("q", ["santro", "santoro", "sartori", "rossi", "example", "nobody", "p1", "santor"])
+def test_postings_and_gin_paths_agree_by_relevance(crowd, q):
+    """Most relevant first: the scores of the similar terms taken in order give the same patients in the same order
+    (ties by id) as the relevance expression computed on every matching patient's words."""
+    query = selectors.PatientQuery(q=q, sort="relevance")
+    assert selectors._postings_serve(query, limit=25, offset=0)
+    for limit, offset in [(25, 0), (5, 0), (5, 5), (7, 14), (10, 40)]:
+        assert postings_page(crowd, query, limit=limit, offset=offset) == gin_page(
+            crowd, query, limit=limit, offset=offset
+        ), (q, limit, offset)
+
+
+def test_relevance_ranks_the_closer_word_first(owner, api):
+    org = owner.organization
+    exact = PatientFactory(organization=org, last_name="Santoro", email="a@example.com")
+    near = PatientFactory(organization=org, last_name="Santori", email="b@example.com")  # newer: first by date
+    body = api.get(PATIENTS, {"q": "santoro", "sort": "relevance"}).json()
+    assert [item["id"] for item in body["items"]] == [str(exact.id), str(near.id)]
+    assert api.get(PATIENTS, {"q": "santoro"}).json()["items"][0]["id"] == str(near.id)
+
+
 def test_the_list_route_serves_a_one_word_search_from_the_postings(api, crowd):
     with CaptureQueriesContext(connection) as captured:
         response = api.get(PATIENTS, {"q": "santro", "limit": 5})
@@ -77,6 +98,8 @@ def test_the_list_route_serves_a_one_word_search_from_the_postings(api, crowd):
         {"q": "santro", "includeArchived": "true"},
         {"q": "santro", "status": "lead"},
         {"q": "santro", "limit": 100, "offset": 450},  # past the postings window
+        {"q": "santro", "sort": "relevance", "direction": "asc"},  # least relevant first
+        {"q": "santoro rossi", "sort": "relevance"},
     ],
 )
 def test_other_search_shapes_keep_the_gin_path(api, crowd, params):

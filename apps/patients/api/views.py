@@ -47,7 +47,9 @@ class PatientListView(PatientsView):
         summary="List patients: filters, typo-tolerant search (q), sort, offset paging",
         description="Archived patients are left out unless includeArchived=true or status=archived; merged records "
         "never appear (read them by id). sort=relevance ranks by trigram similarity to q and needs q. "
-        "filters is URL-encoded JSON of PatientFilters (at most 4000 characters), keys ANDed.",
+        "filters is URL-encoded JSON of PatientFilters (at most 4000 characters), keys ANDed. total is always "
+        "exact (the number of matching patients at the time of the request, never an estimate), whatever the "
+        "practice's size.",
     )
     def get(self, request):
         query = self.parse_query(s.PatientListQuerySerializer)

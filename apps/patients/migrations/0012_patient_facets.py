@@ -101,12 +101,11 @@ TRIGGERS = [
     for table, bodies in (("patient", PATIENT_BODIES), ("patienttag", TAG_BODIES))
     for event, body in bodies.items()
 ]
-# Set-based for the whole table: the tags grouped once instead of probed per patient.
+# The whole table: each patient's tags by the same index probe as the triggers (1,200,000 patients in about 6 s), a
+# plan that does not depend on statistics (the benchmark seed fills it right after a bulk load; a hash join of the
+# grouped tags, planned without statistics, spilled to disk for minutes).
 FILL = f"""INSERT INTO patients_patientfacet ({COLUMN_LIST})
-    SELECT {VALUE_LIST.format(tags="COALESCE(t.tags, '{}')")} FROM patients_patient r LEFT JOIN (
-        SELECT patient_id, array_agg(tag_id ORDER BY tag_id) AS tags FROM patients_patienttag GROUP BY patient_id
-    ) t ON t.patient_id = r.id
-    WHERE r.merged_into_id IS NULL;"""  # noqa: S608 - module constants only
+    SELECT {VALUE_LIST.format(tags=ROW_TAGS)} FROM patients_patient r WHERE r.merged_into_id IS NULL;"""  # noqa: S608 - module constants only
 # 0011's patients_rebuild_derived() (which the benchmark seed calls after a trigger-less load) with the facets added.
 REBUILD_0011 = _0011.REBUILD[: _0011.REBUILD.index("\n$$;") + 4]
 REBUILD = REBUILD_0011.replace("\n$$;", f"\n    DELETE FROM patients_patientfacet;\n    {FILL}\n$$;")  # noqa: S608 - module constants only
