@@ -201,7 +201,7 @@ def build(info: seed.SeedInfo, picked: dict, *, now: datetime.datetime) -> list[
         ),
         Scenario(
             "relevance_surname",
-            f"Search sorted by relevance `{q_surname}`",
+            f"One-word search sorted by relevance `{q_surname}`",
             "GET",
             "/patients" + qs(q=q_surname, sort="relevance"),
             explain=True,
