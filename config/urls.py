@@ -19,6 +19,7 @@ urlpatterns = [
     path("", include("apps.tasks.api.urls")),
     path("", include("apps.today.api.urls")),
     path("", include("apps.appointments.api.urls")),
+    path("", include("apps.conversations.api.urls")),
     path("", include("apps.capture.api.urls")),
     path("", include("apps.sites.api.urls")),  # /site/{siteKey}/…, /form-page/{token}, /settings/sites
     path("", include("apps.oauth.urls")),

@@ -88,6 +88,7 @@ INSTALLED_APPS = [
     "apps.tasks",
     "apps.today",
     "apps.appointments",
+    "apps.conversations",
     "apps.capture",
     "apps.sites",
     "oauth2_provider",

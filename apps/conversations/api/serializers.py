@@ -1,0 +1,181 @@
+"""Wire shapes of channel connections (camelCase on the wire; snake_case here)."""
+
+import base64
+import binascii
+import re
+
+from django.core.validators import validate_email
+from rest_framework import serializers
+
+from apps.conversations.models import ChannelConnection, Kind, Status
+from apps.conversations.services import CREDENTIALS
+from apps.core.naming import to_camel
+from apps.core.serializers import StrictSerializer
+
+_E164 = re.compile(r"^\+[1-9]\d{6,14}$")
+_PHONE_NUMBER_ID = re.compile(r"^\d{5,32}$")
+# The contract's callback path per kind (spec, "Provider callbacks received"). The messaging platform and the
+# e-mail provider post every account's callbacks to one URL (the phone number id or address routes them).
+CALLBACK_PATHS = {
+    Kind.MESSAGING_APP: "/webhooks/messaging-app",
+    Kind.SMS: "/webhooks/sms/{token}",
+    Kind.EMAIL: "/webhooks/email-provider",
+    Kind.TELEPHONY_MESSAGING: "/webhooks/telephony-messaging/{token}",
+}
+SETTABLE_STATUSES = (Status.PENDING, Status.ACTIVE, Status.DISCONNECTED)
+
+
+def callback_path(connection: ChannelConnection) -> str:
+    return CALLBACK_PATHS[connection.kind].format(token=connection.routing_token)
+
+
+def normalised_address(kind: str, address: str) -> str:
+    """The address in the one form callbacks are matched by; ValidationError naming what is wrong."""
+    value = address.strip()
+    if kind in (Kind.SMS, Kind.TELEPHONY_MESSAGING):
+        value = re.sub(r"[\s().-]", "", value)
+        if not _E164.match(value):
+            raise serializers.ValidationError("must be a number in E.164 form, such as +393331234567")
+    elif kind == Kind.MESSAGING_APP:
+        if not _PHONE_NUMBER_ID.match(value):
+            raise serializers.ValidationError("must be the business phone number id (digits only)")
+    else:
+        value = value.lower()
+        try:
+            validate_email(value)
+        except Exception:
+            raise serializers.ValidationError("must be the inbound e-mail address") from None
+    return value
+
+
+def _check_credential(kind: str, name: str, value: str) -> None:
+    if kind == Kind.TELEPHONY_MESSAGING and name == "public_key":
+        try:
+            raw = base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raw = b""
+        if len(raw) != 32:
+            raise serializers.ValidationError({name: ["must be the base64 Ed25519 public key (32 bytes)"]})
+    if kind == Kind.EMAIL and name == "signing_secret":
+        try:
+            base64.b64decode(value.removeprefix("whsec_"), validate=True)
+        except (binascii.Error, ValueError):
+            raise serializers.ValidationError({name: ["must be the whsec_… signing secret"]}) from None
+
+
+def validated_credentials(kind: str, credentials: dict, *, creating: bool) -> dict:
+    required, optional = CREDENTIALS[kind]
+    unknown = sorted(set(credentials) - set(required) - set(optional))
+    if unknown:
+        raise serializers.ValidationError({name: ["is not a credential of this kind"] for name in unknown})
+    missing = [name for name in required if not credentials.get(name)] if creating else []
+    if missing:
+        raise serializers.ValidationError({name: ["is required for this kind"] for name in missing})
+    for name, value in credentials.items():
+        _check_credential(kind, name, value)
+    return credentials
+
+
+class ChannelConnectionSerializer(serializers.Serializer):
+    id = serializers.UUIDField(read_only=True)
+    kind = serializers.ChoiceField(choices=Kind.choices, read_only=True)
+    name = serializers.CharField(read_only=True)
+    address = serializers.CharField(read_only=True)
+    status = serializers.ChoiceField(choices=Status.choices, read_only=True)
+    health = serializers.CharField(read_only=True)
+    health_reason = serializers.CharField(read_only=True)
+    health_changed_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    credential_keys = serializers.ListField(
+        child=serializers.CharField(),
+        read_only=True,
+        help_text="Which credentials are set (camelCase names). The values are never returned.",
+    )
+    routing_token = serializers.CharField(
+        read_only=True, help_text="Identifies the connection in its callback URL; grants nothing by itself."
+    )
+    callback_url = serializers.SerializerMethodField(
+        help_text="Where the provider must send this channel's callbacks (set it in the provider's console)."
+    )
+    disconnected_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    created_at = serializers.DateTimeField(read_only=True)
+    updated_at = serializers.DateTimeField(read_only=True)
+
+    class Meta:
+        ref_name = "ChannelConnection"
+
+    def get_callback_url(self, connection: ChannelConnection) -> str:
+        request = self.context.get("request")
+        path = callback_path(connection)
+        return request.build_absolute_uri(path) if request is not None else path
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        data["credential_keys"] = [to_camel(key) for key in data["credential_keys"]]
+        return data
+
+
+class ChannelConnectionCreateSerializer(StrictSerializer):
+    kind = serializers.ChoiceField(choices=Kind.choices)
+    name = serializers.CharField(min_length=1, max_length=120)
+    address = serializers.CharField(
+        max_length=254,
+        help_text="sms and telephony_messaging: the number (E.164); messaging_app: the business phone number id; "
+        "email: the inbound address.",
+    )
+    credentials = serializers.DictField(
+        child=serializers.CharField(min_length=1, max_length=512),
+        help_text="messaging_app: appSecret, verifyToken (accessToken optional); sms: accountSid, authToken; email: "
+        "signingSecret (apiKey optional); telephony_messaging: publicKey, base64 Ed25519 (apiKey optional).",
+    )
+
+    class Meta:
+        ref_name = "ChannelConnectionCreate"
+
+    def validate(self, attrs):
+        try:
+            attrs["address"] = normalised_address(attrs["kind"], attrs["address"])
+        except serializers.ValidationError as error:
+            raise serializers.ValidationError({"address": error.detail}) from None
+        try:
+            validated_credentials(attrs["kind"], attrs["credentials"], creating=True)
+        except serializers.ValidationError as error:
+            raise serializers.ValidationError({"credentials": error.detail}) from None
+        return attrs
+
+
+class ChannelConnectionUpdateSerializer(StrictSerializer):
+    name = serializers.CharField(min_length=1, max_length=120, required=False)
+    credentials = serializers.DictField(
+        child=serializers.CharField(min_length=1, max_length=512),
+        required=False,
+        help_text="The credentials to replace; those not sent are kept.",
+    )
+    status = serializers.ChoiceField(
+        choices=SETTABLE_STATUSES,
+        required=False,
+        help_text="disconnected stops receiving and frees the address; pending or active reconnects it (409 when "
+        "another practice has connected the address meanwhile).",
+    )
+
+    class Meta:
+        ref_name = "ChannelConnectionUpdate"
+
+    def validate(self, attrs):
+        if "credentials" in attrs:
+            try:
+                validated_credentials(self.context["kind"], attrs["credentials"], creating=False)
+            except serializers.ValidationError as error:
+                raise serializers.ValidationError({"credentials": error.detail}) from None
+        return attrs
+
+
+class ChannelConnectionListSerializer(serializers.Serializer):
+    items = ChannelConnectionSerializer(many=True)
+
+    class Meta:
+        ref_name = "ChannelConnectionList"
+
+
+class ChannelConnectionListQuerySerializer(StrictSerializer):
+    kind = serializers.ChoiceField(choices=Kind.choices, required=False)
+    status = serializers.ChoiceField(choices=Status.choices, required=False)
