@@ -4,7 +4,8 @@ Permissions are `<resource>:<action>`. Routes declare the permission they need (
 Clinical roles (dentist, hygienist, nurse) hold no permission on CRM-only resources: they open the clinical
 workspace only. `patient:erase` (right to erasure, DELETE /patients/{id}) is the owner's alone; `patient:delete`
 (archiving in bulk, merging) is held by owners and managers; `patient:export` (CSV of the list) by owners,
-managers and analysts.
+managers and analysts. `inbox:work` (reading and working conversations) is held by the roles that answer patients
+(owner, manager, front desk, telesales); analysts read the inbox's counts only (`conversation:read`).
 """
 
 OWNER = "owner"
@@ -57,8 +58,8 @@ _ORG_ADMIN = {
 }
 
 ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
-    OWNER: frozenset(_ALL_CRM | _ORG_ADMIN | {"patient:erase", "patient:export"}),
-    MANAGER: frozenset(_ALL_CRM | _ORG_ADMIN | {"patient:export"}),
+    OWNER: frozenset(_ALL_CRM | _ORG_ADMIN | {"patient:erase", "patient:export", "inbox:work"}),
+    MANAGER: frozenset(_ALL_CRM | _ORG_ADMIN | {"patient:export", "inbox:work"}),
     FRONT_DESK: frozenset(
         _crud("patient", "read", "create", "update")
         | _crud("appointment")
@@ -67,6 +68,7 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
         | _crud("journey", "read", "create", "update")
         | _crud("deposit", "read", "create")
         | {"treatment:read", "reputation:read", "campaign:read", "settings:read", "member:read", "dialer:use"}
+        | {"inbox:work"}
     ),
     TELESALES: frozenset(
         _crud("patient", "read", "create", "update")
@@ -75,6 +77,7 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
         | _crud("conversation")
         | _crud("appointment", "read", "create", "update")
         | {"treatment:read", "campaign:read", "deposit:read", "settings:read", "member:read", "dialer:use"}
+        | {"inbox:work"}
     ),
     ANALYST: frozenset(_READ_CRM | {"report:read", "settings:read", "member:read", "patient:export"}),
     DENTIST: frozenset({"member:read"}),

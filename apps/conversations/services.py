@@ -1,5 +1,5 @@
-"""Writes of conversations, part 1: channel connections (create, change, disconnect, rotate the routing token,
-record health)."""
+"""Writes of conversations: channel connections (create, change, disconnect, rotate the routing token, record
+health) and the inbox (assign, close, reopen, snooze, read marks). Inbound messages: apps.conversations.inbound."""
 
 import json
 import secrets
@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from apps.conversations.errors import AddressAlreadyConnected
-from apps.conversations.models import ChannelConnection, Kind, Status
+from apps.conversations.models import ChannelConnection, Conversation, Kind, Message, ReadMark, Status
 from apps.core import crypto
 from apps.events.services import Actor, emit
 
@@ -120,3 +120,81 @@ def connection_record_health(*, connection: ChannelConnection, health: str, reas
         locked.health_changed_at,
     )
     return True
+
+
+# --- the inbox -------------------------------------------------------------------------------------------------
+
+
+def _conversation_changed(organization, user, conversation: Conversation, action: str, fields: list[str]) -> None:
+    emit(
+        organization=organization,
+        type="conversation.updated",
+        subject_type="conversation",
+        subject_id=conversation.id,
+        actor=_actor(user),
+        action=action,
+        changed_fields=fields,
+        data={
+            "status": conversation.status,
+            "channel": conversation.channel,
+            "patientId": str(conversation.patient_id),
+        },
+    )
+
+
+@transaction.atomic
+def conversation_assign(*, organization, user, conversation: Conversation, assignee) -> Conversation:
+    if conversation.assignee_id != (assignee.pk if assignee else None):
+        conversation.assignee = assignee
+        conversation.save(update_fields=["assignee", "updated_at"])
+        _conversation_changed(organization, user, conversation, "assigned", ["assigneeId"])
+    return conversation
+
+
+@transaction.atomic
+def conversation_set_status(*, organization, user, conversation: Conversation, status: str, snoozed_until=None):
+    """open (reopen), closed, or snoozed until a time; an inbound message reopens any of them."""
+    if (conversation.status, conversation.snoozed_until) != (status, snoozed_until):
+        conversation.status, conversation.snoozed_until = status, snoozed_until
+        conversation.save(update_fields=["status", "snoozed_until", "updated_at"])
+        _conversation_changed(organization, user, conversation, status, ["status", "snoozedUntil"])
+    return conversation
+
+
+@transaction.atomic
+def conversation_mark(*, organization, user, conversation: Conversation, read: bool) -> None:
+    """Read up to now, or unread again (for this member only)."""
+    marks = ReadMark.objects.for_org(organization).filter(conversation=conversation, user=user)
+    if read:
+        updated = marks.update(read_at=timezone.now(), updated_at=timezone.now())
+        if not updated:
+            ReadMark.objects.for_org(organization).get_or_create(
+                organization_id=conversation.organization_id,
+                conversation=conversation,
+                user=user,
+                defaults={"read_at": timezone.now()},
+            )
+    else:
+        marks.delete()
+
+
+@transaction.atomic
+def merge_conversations_into_survivor(*, organization, survivor, duplicate) -> None:
+    """Patients merge hook: the duplicate's conversations become the survivor's. Where both talk on the same
+    connection the duplicate's messages move into the survivor's conversation (one conversation per patient and
+    connection), which keeps the later activity."""
+    conversations = Conversation.objects.for_org(organization).select_for_update()
+    theirs = {c.connection_id: c for c in conversations.filter(patient_id=survivor.pk)}
+    for conversation in conversations.filter(patient_id=duplicate.pk).order_by("id"):
+        target = theirs.get(conversation.connection_id)
+        if target is None:
+            conversation.patient_id = survivor.pk
+            conversation.save(update_fields=["patient", "updated_at"])
+            _conversation_changed(organization, None, conversation, "patient_merged", ["patientId"])
+            continue
+        Message.objects.for_org(organization).filter(conversation=conversation).update(conversation=target)
+        target.last_message_at = max(target.last_message_at, conversation.last_message_at)
+        target.last_inbound_at = max(filter(None, [target.last_inbound_at, conversation.last_inbound_at]), default=None)
+        target.save(update_fields=["last_message_at", "last_inbound_at", "updated_at"])
+        conversation.delete()
+        _conversation_changed(organization, None, target, "patient_merged", ["messages"])

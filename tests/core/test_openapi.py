@@ -120,7 +120,8 @@ def test_public_routes_need_no_credential_and_others_do(schema):
         "/mcp",  # authenticates itself (OAuth access tokens for the MCP server, with its own challenge)
     }
     # Public capture surfaces: the routing token, site key or hosted-form token in the path is the boundary.
-    public_prefixes = ("/capture/", "/site/", "/form-page/")
+    # Provider callbacks (/webhooks/*) are verified with the provider's own signature over the body.
+    public_prefixes = ("/capture/", "/site/", "/form-page/", "/webhooks/")
     for path, operations in schema["paths"].items():
         for method, operation in operations.items():
             security = operation.get("security")

@@ -194,6 +194,7 @@ LEADING_ORGANIZATION_EXEMPT = {
     "webhooks_delivery_due_idx",
     "webhooks_delivery_done_idx",
     "capture_submission_retry_idx",
+    "conv_delivery_pending_idx",
 }
 
 

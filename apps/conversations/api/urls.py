@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.conversations.api import views
+from apps.conversations.api import callbacks, inbox, views
 
 BASE = "settings/channel-connections"
 ONE = f"{BASE}/<uuid_param:id>"
@@ -9,4 +9,22 @@ urlpatterns = [
     path(BASE, views.ConnectionListView.as_view()),
     path(ONE, views.ConnectionItemView.as_view()),
     path(f"{ONE}/rotate-token", views.RotateTokenView.as_view()),
+]
+
+urlpatterns += [
+    path("webhooks/sms/<str:token>", callbacks.SmsInboundView.as_view(), name="webhooks-sms"),
+]
+
+CONVERSATION = "conversations/<uuid_param:id>"
+urlpatterns += [
+    path("conversations", inbox.ConversationListView.as_view()),
+    path("conversations/unread-counts", inbox.UnreadCountsView.as_view()),
+    path(CONVERSATION, inbox.ConversationView.as_view()),
+    path(f"{CONVERSATION}/messages", inbox.MessageListView.as_view()),
+    path(f"{CONVERSATION}/assign", inbox.AssignView.as_view()),
+    path(f"{CONVERSATION}/close", inbox.CloseView.as_view()),
+    path(f"{CONVERSATION}/reopen", inbox.ReopenView.as_view()),
+    path(f"{CONVERSATION}/snooze", inbox.SnoozeView.as_view()),
+    path(f"{CONVERSATION}/read", inbox.MarkReadView.as_view()),
+    path(f"{CONVERSATION}/unread", inbox.MarkUnreadView.as_view()),
 ]

@@ -1,0 +1,331 @@
+"""The shared inbox (tag "inbox"): conversations per patient and channel, their messages, assignment, status and
+read marks. Working the inbox needs inbox:work (owner, manager, front desk, telesales); the unread counts need
+conversation:read (analysts too). Message bodies are returned here and nowhere else (never in events or logs)."""
+
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from apps.accounts.models import Membership
+from apps.conversations import selectors, services
+from apps.conversations.models import Conversation, Kind, Message
+from apps.core.errors import ValidationFailed
+from apps.core.pagination import NewestFirstCursorPagination
+from apps.core.serializers import StrictSerializer
+from apps.core.views import BaseApiView
+
+TAGS = ["inbox"]
+
+
+class InboxPagination(NewestFirstCursorPagination):
+    ordering = ("-last_message_at", "-id")
+
+
+class MessagePagination(NewestFirstCursorPagination):
+    ordering = ("-occurred_at", "-id")
+    page_size = 50
+
+
+class ConversationPatientSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    first_name = serializers.CharField()
+    last_name = serializers.CharField()
+
+    class Meta:
+        ref_name = "ConversationPatient"
+
+
+class ConversationSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    patient = ConversationPatientSerializer()
+    channel = serializers.ChoiceField(choices=Kind.choices)
+    connection_id = serializers.UUIDField()
+    contact_address = serializers.CharField(help_text="The patient's number or address on this channel.")
+    status = serializers.ChoiceField(choices=Conversation.State.choices)
+    snoozed_until = serializers.DateTimeField(allow_null=True)
+    assignee_id = serializers.UUIDField(allow_null=True)
+    unread = serializers.BooleanField(help_text="A message came in since you last read it.")
+    last_message_at = serializers.DateTimeField()
+    last_inbound_at = serializers.DateTimeField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+    class Meta:
+        ref_name = "Conversation"
+
+
+class ConversationPageSerializer(serializers.Serializer):
+    items = ConversationSerializer(many=True)
+    next_cursor = serializers.CharField(allow_null=True)
+
+    class Meta:
+        ref_name = "ConversationPage"
+
+
+class AttachmentSerializer(serializers.Serializer):
+    content_type = serializers.CharField()
+    provider_url = serializers.CharField()
+
+    class Meta:
+        ref_name = "MessageAttachment"
+
+
+class MessageSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    conversation_id = serializers.UUIDField()
+    direction = serializers.ChoiceField(choices=Message.Direction.choices)
+    channel = serializers.ChoiceField(choices=Kind.choices)
+    status = serializers.ChoiceField(choices=Message.State.choices)
+    body = serializers.CharField()
+    attachments = AttachmentSerializer(many=True)
+    occurred_at = serializers.DateTimeField()
+
+    class Meta:
+        ref_name = "Message"
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        data["attachments"] = [
+            {"content_type": item.get("contentType", ""), "provider_url": item.get("providerUrl", "")}
+            for item in instance.attachments
+        ]
+        return data
+
+
+class MessagePageSerializer(serializers.Serializer):
+    items = MessageSerializer(many=True)
+    next_cursor = serializers.CharField(allow_null=True)
+
+    class Meta:
+        ref_name = "MessagePage"
+
+
+class ConversationListQuerySerializer(StrictSerializer):
+    cursor = serializers.CharField(required=False)
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=100)
+    channel = serializers.ChoiceField(choices=Kind.choices, required=False)
+    status = serializers.ChoiceField(choices=Conversation.State.choices, required=False)
+    assignee = serializers.CharField(required=False, help_text="A member's user id, or none for unassigned.")
+    unread = serializers.BooleanField(required=False)
+    patient_id = serializers.UUIDField(required=False)
+
+    def validate_assignee(self, value):
+        if value == "none":
+            return value
+        try:
+            return str(serializers.UUIDField().to_internal_value(value))
+        except serializers.ValidationError:
+            raise serializers.ValidationError("must be a user id or none") from None
+
+
+class PageQuerySerializer(StrictSerializer):
+    cursor = serializers.CharField(required=False)
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=100)
+
+
+class AssignSerializer(StrictSerializer):
+    assignee_id = serializers.UUIDField(allow_null=True, help_text="A member of the practice, or null to unassign.")
+
+
+class SnoozeSerializer(StrictSerializer):
+    until = serializers.DateTimeField()
+
+
+class UnreadCountsSerializer(serializers.Serializer):
+    total = serializers.IntegerField()
+    by_channel = serializers.DictField(child=serializers.IntegerField())
+
+    class Meta:
+        ref_name = "InboxUnreadCounts"
+
+
+class InboxView(BaseApiView):
+    scope_area = "conversations"
+
+    def conversation(self, id) -> Conversation:
+        queryset = selectors.conversations_of(organization=self.organization, user=self.request.user)
+        return self.get_tenant_object(Conversation, id, queryset=queryset)
+
+    def render(self, conversation: Conversation) -> Response:
+        fresh = self.conversation(conversation.id)  # with `unread` for the caller
+        return Response(ConversationSerializer(fresh).data)
+
+
+class ConversationListView(InboxView):
+    permission = "inbox:work"
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="inbox_conversations_list",
+        parameters=[ConversationListQuerySerializer],
+        responses={200: ConversationPageSerializer},
+        summary="The shared inbox: conversations, latest activity first",
+        description="Permission inbox:work. Filters: channel, status (open, closed, snoozed), assignee (a user id "
+        "or none), unread (for you), patientId. Cursor paging (cursor, limit ≤ 100).",
+    )
+    def get(self, request):
+        query = self.parse_query(ConversationListQuerySerializer).validated_data
+        conversations = selectors.conversations_of(organization=self.organization, user=request.user, filters=query)
+        paginator = InboxPagination()
+        page = paginator.paginate_queryset(conversations, request, view=self)
+        return Response(paginator.get_paginated_response_data(ConversationSerializer(page, many=True).data))
+
+
+class ConversationView(InboxView):
+    permission = "inbox:work"
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="inbox_conversations_read",
+        responses={200: ConversationSerializer},
+        summary="One conversation",
+        description="Permission inbox:work. Another practice's conversation answers 404.",
+    )
+    def get(self, request, id):
+        return Response(ConversationSerializer(self.conversation(id)).data)
+
+
+class MessageListView(InboxView):
+    permission = "inbox:work"
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="inbox_messages_list",
+        parameters=[PageQuerySerializer],
+        responses={200: MessagePageSerializer},
+        summary="A conversation's messages, newest first",
+        description="Permission inbox:work. Cursor paging (cursor, limit ≤ 100, 50 by default). Reading them does "
+        "not mark the conversation read (POST …/read does).",
+    )
+    def get(self, request, id):
+        self.parse_query(PageQuerySerializer)
+        conversation = self.conversation(id)
+        paginator = MessagePagination()
+        page = paginator.paginate_queryset(
+            selectors.messages_of(organization=self.organization, conversation=conversation), request, view=self
+        )
+        return Response(paginator.get_paginated_response_data(MessageSerializer(page, many=True).data))
+
+
+class AssignView(InboxView):
+    permission = "inbox:work"
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="inbox_conversations_assign",
+        request=AssignSerializer,
+        responses={200: ConversationSerializer},
+        summary="Assign a conversation (or unassign it)",
+        description="Permission inbox:work. The assignee must be a member of the practice (400 naming assigneeId).",
+    )
+    def post(self, request, id):
+        conversation = self.conversation(id)
+        assignee_id = self.parse_body(AssignSerializer).validated_data["assignee_id"]
+        assignee = None
+        if assignee_id is not None:
+            membership = (
+                Membership.objects.for_org(self.organization).filter(user_id=assignee_id).select_related("user").first()
+            )
+            if membership is None:
+                raise ValidationFailed.for_field("assigneeId", "is not a member of this practice")
+            assignee = membership.user
+        services.conversation_assign(
+            organization=self.organization, user=request.user, conversation=conversation, assignee=assignee
+        )
+        return self.render(conversation)
+
+
+def _action_view(name: str, summary: str, description: str, act):
+    """A POST /conversations/{id}/<name> without a body: `act(view, conversation)` changes it; the answer is the
+    conversation as the caller now sees it."""
+
+    class ActionView(InboxView):
+        permission = "inbox:work"
+
+        @extend_schema(
+            tags=TAGS,
+            operation_id=f"inbox_conversations_{name}",
+            request=None,
+            responses={200: ConversationSerializer},
+            summary=summary,
+            description=f"Permission inbox:work. {description}",
+        )
+        def post(self, request, id):
+            conversation = self.conversation(id)
+            act(self, conversation)
+            return self.render(conversation)
+
+    ActionView.__name__ = f"{name.title()}View"
+    return ActionView
+
+
+def _set_status(status: str):
+    def act(view, conversation):
+        services.conversation_set_status(
+            organization=view.organization, user=view.request.user, conversation=conversation, status=status
+        )
+
+    return act
+
+
+def _mark(read: bool):
+    def act(view, conversation):
+        services.conversation_mark(
+            organization=view.organization, user=view.request.user, conversation=conversation, read=read
+        )
+
+    return act
+
+
+CloseView = _action_view(
+    "close", "Close a conversation", "A new inbound message reopens it.", _set_status(Conversation.State.CLOSED)
+)
+ReopenView = _action_view(
+    "reopen",
+    "Reopen a conversation",
+    "Closed or snoozed conversations become open.",
+    _set_status(Conversation.State.OPEN),
+)
+_PER_MEMBER = "Read marks are per member: the others' unread state is unchanged."
+MarkReadView = _action_view("mark_read", "Mark a conversation read for you", _PER_MEMBER, _mark(True))
+MarkUnreadView = _action_view("mark_unread", "Mark a conversation unread for you", _PER_MEMBER, _mark(False))
+
+
+class SnoozeView(InboxView):
+    permission = "inbox:work"
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="inbox_conversations_snooze",
+        request=SnoozeSerializer,
+        responses={200: ConversationSerializer},
+        summary="Snooze a conversation until a time",
+        description="Permission inbox:work. until must be in the future; a new inbound message reopens it sooner.",
+    )
+    def post(self, request, id):
+        conversation = self.conversation(id)
+        until = self.parse_body(SnoozeSerializer).validated_data["until"]
+        if until <= timezone.now():
+            raise ValidationFailed.for_field("until", "must be in the future")
+        services.conversation_set_status(
+            organization=self.organization,
+            user=request.user,
+            conversation=conversation,
+            status=Conversation.State.SNOOZED,
+            snoozed_until=until,
+        )
+        return self.render(conversation)
+
+
+class UnreadCountsView(InboxView):
+    permission = "conversation:read"
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="inbox_unread_counts",
+        responses={200: UnreadCountsSerializer},
+        summary="Your unread conversations, in all and by channel",
+        description="Permission conversation:read (analysts too: counts only).",
+    )
+    def get(self, request):
+        return Response(selectors.unread_counts(organization=self.organization, user=request.user))
