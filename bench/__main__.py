@@ -1,5 +1,5 @@
-"""python -m bench [webhooks|mcp|crm|capture|throughput|writes] … — dispatch to a suite (make bench BENCH_ARGS=…); no
-subcommand runs the patients area (bench.patients)."""
+"""python -m bench [webhooks|mcp|crm|capture|throughput|writes|inbound] … — dispatch to a suite (make bench
+BENCH_ARGS=…); no subcommand runs the patients area (bench.patients)."""
 
 import importlib
 import sys
@@ -11,6 +11,7 @@ SUITES = {  # subcommand → the module whose main(argv) runs it
     "capture": "bench.leadcapture.run",
     "throughput": "bench.throughput.run",
     "writes": "bench.patients.writes",
+    "inbound": "bench.inbound.run",
 }
 
 

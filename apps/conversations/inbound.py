@@ -6,6 +6,7 @@ import logging
 import re
 from dataclasses import dataclass
 
+from django.db import connection as database
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -61,10 +62,10 @@ def inbound_receive(*, connection: ChannelConnection, inbound: InboundText, cont
     delivery = InboundDelivery.objects.for_org(connection.organization_id).create(
         organization_id=connection.organization_id, connection=connection, content_type=content_type[:120], body=raw
     )
-    # A verified callback proves the connection works: a pending one becomes active.
-    ChannelConnection.objects.for_org(connection.organization_id).filter(
-        id=connection.id, status=Status.PENDING
-    ).update(status=Status.ACTIVE, updated_at=timezone.now())
+    if connection.status == Status.PENDING:  # a verified callback proves the connection works
+        ChannelConnection.objects.for_org(connection.organization_id).filter(
+            id=connection.id, status=Status.PENDING
+        ).update(status=Status.ACTIVE, updated_at=timezone.now())
     transaction.on_commit(lambda: _publish(delivery.id))
     return Received(delivery)
 
@@ -84,7 +85,9 @@ def inbound_process(delivery_id) -> Message | None:
     marked failed with the reason (no body)."""
     with transaction.atomic():
         delivery = (
-            InboundDelivery.unscoped_objects.select_for_update(skip_locked=True)
+            # Only the delivery's own row: FOR UPDATE of the joined connection would make every other worker skip
+            # all deliveries of that connection while one is being processed.
+            InboundDelivery.unscoped_objects.select_for_update(skip_locked=True, of=("self",))
             .select_related("connection", "organization")
             .filter(id=delivery_id, state=InboundDelivery.State.RECEIVED)
             .first()
@@ -130,6 +133,10 @@ def _enquiry(organization, connection: ChannelConnection, address: str) -> Patie
 
 
 def _store_message(organization, connection: ChannelConnection, inbound: InboundText) -> Message:
+    # One contact's messages are processed one at a time (a transaction-level advisory lock on practice and sender):
+    # two workers must not both open an enquiry for the same new number.
+    with database.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"{organization.pk}:{inbound.sender}"])
     now = timezone.now()
     patients = _contact_patients(organization, inbound.sender)
     patient = patients[0] if patients else _enquiry(organization, connection, inbound.sender)

@@ -191,3 +191,26 @@ def test_merging_moves_the_duplicates_messages_into_the_survivors_conversation(o
     conversation = Conversation.objects.for_org(owner.organization).get()
     assert conversation.patient_id == survivor.id
     assert Message.objects.for_org(owner.organization).filter(conversation=conversation).count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_workers_on_one_new_number_open_one_enquiry(member_factory, monkeypatch):
+    """Two deliveries from the same unknown number processed at the same moment by two workers: one enquiry, one
+    conversation, both messages (the advisory lock per contact), and neither delivery skipped."""
+    from django.test import Client
+
+    from apps.conversations import inbound as inbound_processing
+    from config.celery import app
+    from tests.conversations.conftest import connect_sms
+    from tests.helpers import run_in_threads
+
+    owner = member_factory()
+    connection = connect_sms(owner.api_client())
+    monkeypatch.setitem(app.conf, "task_always_eager", False)  # published to the broker, left for the two workers
+    for n in (1, 2):
+        assert deliver(Client(), connection, sms(n, sender="+393470000009")).status_code == 200
+    waiting = iter(InboundDelivery.objects.for_org(owner.organization).values_list("id", flat=True))
+    assert run_in_threads(lambda: inbound_processing.inbound_process(next(waiting)), count=2) == []
+    assert Patient.objects.for_org(owner.organization).filter(phone_mobile="+393470000009").count() == 1
+    assert Conversation.objects.for_org(owner.organization).count() == 1
+    assert Message.objects.for_org(owner.organization).count() == 2
