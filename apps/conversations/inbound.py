@@ -23,7 +23,14 @@ from apps.conversations.models import (
 )
 from apps.conversations.providers import InboundText, TwilioSms, receipt_digest
 from apps.events.services import Actor, emit
-from apps.patients.public import MarketingConsent, Patient, consent_record, digits_of, patient_create
+from apps.patients.public import (
+    MarketingConsent,
+    Patient,
+    consent_record,
+    digits_of,
+    patient_create,
+    timeline_record,
+)
 from apps.patients.public import Status as PatientStatus
 
 logger = logging.getLogger("apps.conversations")
@@ -190,6 +197,13 @@ def _store_message(organization, connection: ChannelConnection, inbound: Inbound
         subject_id=message.id,
         actor=Actor.system(),
         data={**subject, "direction": message.direction, "mediaCount": len(message.attachments)},
+    )
+    timeline_record(
+        organization=organization,
+        user=None,
+        patient_id=patient.id,
+        kind="message",
+        data={**subject, "messageId": str(message.id), "direction": message.direction},
     )
     _keywords(organization, connection, inbound, patients or [patient], message)
     return message

@@ -51,6 +51,11 @@ def test_a_patient_texts_and_the_message_lands_in_their_conversation(owner, api,
     assert sorted(events.values_list("type", flat=True)) == ["conversation.created", "message.received"]
     assert all("appuntamento" not in json.dumps(e.data) for e in events)  # bodies never in events
 
+    timeline = api.get(f"/patients/{patient.id}/timeline").json()["items"]
+    received = [entry for entry in timeline if entry["kind"] == "message"]
+    assert len(received) == 1 and received[0]["data"]["conversationId"] == conversation["id"]
+    assert "appuntamento" not in json.dumps(received)  # the body stays in the inbox
+
     inbound(sms(2, text="Grazie"))
     assert len(api.get(f"/conversations/{conversation['id']}/messages").json()["items"]) == 2
     assert len(api.get("/conversations").json()["items"]) == 1
