@@ -110,6 +110,14 @@ def test_oversized_and_non_form_bodies_are_refused_before_parsing(owner, client,
     assert not InboundDelivery.objects.for_org(owner.organization).exists()
 
 
+def test_credentials_that_cannot_be_decrypted_answer_503_for_a_retry(owner, client, connection):
+    ChannelConnection.objects.for_org(owner.organization).update(credentials_encrypted="gAAAAA-not-a-token")
+    response = deliver(client, connection, sms(1))
+    assert response.status_code == 503 and response.json()["code"] == "CALLBACK_NOT_STORED"
+    assert response["Retry-After"]
+    assert not InboundDelivery.objects.for_org(owner.organization).exists()
+
+
 def test_a_disconnected_or_rotated_token_no_longer_routes(api, client, connection):
     rotated = api.post(f"/settings/channel-connections/{connection['id']}/rotate-token").json()
     assert deliver(client, connection, sms(1)).status_code == 404  # the old URL
