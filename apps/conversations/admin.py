@@ -1,6 +1,7 @@
 from django.contrib import admin
+from django.utils import timezone
 
-from apps.conversations.models import ChannelConnection
+from apps.conversations.models import ChannelConnection, ParkedCallback
 from apps.core.admin import TenantAdmin
 
 
@@ -23,3 +24,32 @@ class ChannelConnectionAdmin(TenantAdmin):
         "health_changed_at",
         "disconnected_at",
     )
+
+
+@admin.register(ParkedCallback)
+class ParkedCallbackAdmin(admin.ModelAdmin):
+    """Operators' side of the ingest-review queue: callbacks no route could attribute (organization empty) are
+    given to a practice here (set the organization; the practice then replays it into a connection) or dismissed."""
+
+    list_display = ("created_at", "kind", "receiving_address", "organization", "reason", "state")
+    list_filter = ("kind", "state", ("organization", admin.EmptyFieldListFilter))
+    search_fields = ("receiving_address", "organization__name")
+    readonly_fields = (
+        "kind",
+        "receiving_address",
+        "reason",
+        "items",
+        "state",
+        "decided_by",
+        "decided_at",
+        "replayed_into",
+        "created_at",
+    )
+    actions = ["dismiss"]
+
+    @admin.action(description="Dismiss the selected parked callbacks")
+    def dismiss(self, request, queryset):
+        count = queryset.filter(state=ParkedCallback.State.PARKED).update(
+            state=ParkedCallback.State.DISMISSED, decided_by=request.user, decided_at=timezone.now()
+        )
+        self.message_user(request, f"{count} dismissed.")

@@ -7,8 +7,11 @@ class ConversationsConfig(AppConfig):
     verbose_name = "Conversations"
 
     def ready(self) -> None:
+        from apps.conversations.attachments import erase_files_of_patients
         from apps.conversations.services import merge_conversations_into_survivor
-        from apps.patients.public import on_merge
+        from apps.patients.public import on_erase, on_merge
 
-        # Erasure needs no hook: conversations (and their messages and read marks) cascade with the patient row.
+        # Conversations (their messages, attachment rows and read marks) cascade with the patient row; the hook
+        # deletes the attachments' stored files once the erasure commits (files are not transactional).
+        on_erase(erase_files_of_patients)
         on_merge(merge_conversations_into_survivor)

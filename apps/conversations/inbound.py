@@ -1,9 +1,11 @@
-"""Inbound messages: receiving a provider callback (claim the receipt, store the raw delivery, enqueue) and
-processing it in Celery (match the sender to the practice's patients or open an enquiry, find or open the
-conversation, store the message, STOP/START keywords, events). Message bodies never go into events or logs."""
+"""Inbound callbacks: receiving (claim receipts, store each verified item, park what no connection here owns, ask
+a worker to drain) and processing in Celery (match the sender to the practice's patients or open an enquiry, find
+or open the conversation, store the message and its attachments, apply STOP/START keywords, delivery statuses and
+e-mail suppressions, emit events). Message bodies never go into events or logs."""
 
 import logging
 import re
+import uuid
 from dataclasses import dataclass
 
 from django.db import connection as database
@@ -11,17 +13,31 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from apps.conversations import email_bodies
+from apps.conversations.errors import ParkedAlreadyDecided
 from apps.conversations.models import (
     ChannelConnection,
     ContactBlock,
     Conversation,
+    EmailEventReceipt,
     InboundDelivery,
     Kind,
     Message,
-    ProviderReceipt,
+    MessageAttachment,
+    ParkedCallback,
     Status,
 )
-from apps.conversations.providers import InboundText, TwilioSms, receipt_digest
+from apps.conversations.providers import (
+    InboundText,
+    Item,
+    StatusUpdate,
+    Suppression,
+    item_from_payload,
+    item_to_payload,
+    receipt_digest,
+)
+from apps.core.drains import request_drain, run_drain
+from apps.core.errors import ValidationFailed
 from apps.events.services import Actor, emit
 from apps.patients.public import (
     MarketingConsent,
@@ -47,71 +63,207 @@ CONSENT_CHANNEL = {
     Kind.MESSAGING_APP: MarketingConsent.Channel.WHATSAPP,
     Kind.EMAIL: MarketingConsent.Channel.EMAIL,
 }
-ADAPTERS = {Kind.SMS: TwilioSms}
+MAX_PROCESS_ATTEMPTS = 5
+# Outbound states in the order they happen; a status callback never moves a message backwards (providers retry
+# and reorder). A failure counts only before delivery.
+STATUS_RANK = {
+    Message.State.QUEUED: 0,
+    Message.State.SENT: 1,
+    Message.State.DELIVERED: 2,
+    Message.State.READ: 3,
+}
+FAILURES = (Message.State.UNDELIVERED, Message.State.FAILED)
+
+
+def _drain_flag(connection_id) -> str:
+    return f"svc:conversations:drain:{connection_id}"
 
 
 @dataclass(frozen=True)
 class Received:
-    delivery: InboundDelivery | None  # None: a duplicate, already received
+    stored: int  # items stored for processing
+    duplicates: int  # inbound messages whose receipt was already claimed
+    parked: list[ParkedCallback]  # items for addresses not connected here, kept for review (one per address)
 
 
 @transaction.atomic
-def inbound_receive(*, connection: ChannelConnection, inbound: InboundText, content_type: str, raw: bytes) -> Received:
-    """Claim the message's receipt, then store the raw callback, in one transaction; the processing task is
-    published after the commit (a sweep picks up what a lost publication left). A duplicate stores nothing."""
-    _, claimed = ProviderReceipt.objects.for_org(connection.organization_id).get_or_create(
-        organization_id=connection.organization_id,
-        connection=connection,
-        digest=receipt_digest(inbound.provider_message_id),
-    )
-    if not claimed:
-        return Received(None)
-    delivery = InboundDelivery.objects.for_org(connection.organization_id).create(
-        organization_id=connection.organization_id, connection=connection, content_type=content_type[:120], body=raw
-    )
-    if connection.status == Status.PENDING:  # a verified callback proves the connection works
-        ChannelConnection.objects.for_org(connection.organization_id).filter(
-            id=connection.id, status=Status.PENDING
-        ).update(status=Status.ACTIVE, updated_at=timezone.now())
-    transaction.on_commit(lambda: _publish(delivery.id))
-    return Received(delivery)
-
-
-def _publish(delivery_id) -> None:
-    from apps.conversations.tasks import process_delivery
-
-    try:
-        process_delivery.delay(str(delivery_id))
-    except Exception:  # the broker being down must not fail an acknowledged callback: the sweep takes it
-        logger.warning("inbound delivery not published; the sweep will process it", exc_info=True)
-
-
-def inbound_process(delivery_id) -> Message | None:
-    """Process one stored delivery, once: the row is locked (SKIP LOCKED, so a second worker moves on) and deleted
-    when its message is stored (the raw bytes are not kept past processing). A delivery that cannot be processed is
-    marked failed with the reason (no body)."""
-    with transaction.atomic():
-        delivery = (
-            # Only the delivery's own row: FOR UPDATE of the joined connection would make every other worker skip
-            # all deliveries of that connection while one is being processed.
-            InboundDelivery.unscoped_objects.select_for_update(skip_locked=True, of=("self",))
-            .select_related("connection", "organization")
-            .filter(id=delivery_id, state=InboundDelivery.State.RECEIVED)
-            .first()
+def receive(
+    *,
+    kind: str,
+    items: list[Item],
+    connections: dict[str, ChannelConnection],
+    attribute_to_id=None,
+    email_event_id: str | None = None,
+) -> Received:
+    """Store a verified callback's items in one transaction, before it is acknowledged. Each item goes to the
+    connection of its receiving address (`connections`, by normalised address); an inbound message claims its
+    connection-scoped receipt first, so a retried callback stores nothing twice. Items for an address not connected
+    here are parked for review (attributed to `attribute_to_id`, the practice the route token named, if any); when the
+    park fails nothing is kept and the caller answers 503. Workers are asked to drain after the commit. An e-mail
+    provider event's receipt is marked stored in the same transaction."""
+    if email_event_id is not None and not _email_event_still_pending(email_event_id):
+        return Received(0, len(items), [])  # a concurrent delivery of the same event stored it first
+    stored = duplicates = 0
+    unrouted: dict[str, list[Item]] = {}
+    touched: dict = {}
+    for item in items:
+        connection = connections.get(item.recipient)
+        if connection is None:
+            unrouted.setdefault(item.recipient, []).append(item)
+            continue
+        if isinstance(item, InboundText) and not _claim_receipt(connection, item.provider_message_id):
+            duplicates += 1
+            continue
+        InboundDelivery.objects.for_org(connection.organization_id).create(
+            organization_id=connection.organization_id, connection=connection, payload=item_to_payload(item)
         )
+        touched[connection.id] = connection
+        stored += 1
+    for connection in touched.values():
+        if connection.status == Status.PENDING:  # a verified callback proves the connection works
+            ChannelConnection.objects.for_org(connection.organization_id).filter(
+                id=connection.id, status=Status.PENDING
+            ).update(status=Status.ACTIVE, updated_at=timezone.now())
+        transaction.on_commit(lambda connection=connection: request_processing(connection))
+    # One parked callback per receiving address: each is replayed into one connection, so items for two numbers
+    # never travel together.
+    parked = [park(kind=kind, items=group, organization_id=attribute_to_id) for group in unrouted.values()]
+    if email_event_id is not None:
+        EmailEventReceipt.objects.filter(digest=receipt_digest(email_event_id)).update(
+            state=EmailEventReceipt.State.STORED
+        )
+    return Received(stored, duplicates, parked)
+
+
+def _email_event_still_pending(event_id: str) -> bool:
+    """The event's receipt, locked until this transaction ends: of two deliveries of one event at once, the second
+    waits and then finds it stored."""
+    receipt = EmailEventReceipt.objects.select_for_update().filter(digest=receipt_digest(event_id)).first()
+    return receipt is not None and receipt.state == EmailEventReceipt.State.PENDING
+
+
+def _claim_receipt(connection: ChannelConnection, provider_message_id: str) -> bool:
+    """One statement (no read first, no savepoint): the insert either claims the receipt or finds it claimed."""
+    with database.cursor() as cursor:
+        cursor.execute(
+            """
+            INSERT INTO conversations_providerreceipt
+                (id, organization_id, connection_id, digest, created_at, updated_at)
+            VALUES (%s, %s, %s, %s, now(), now())
+            ON CONFLICT (organization_id, connection_id, digest) DO NOTHING
+            RETURNING id
+            """,
+            [uuid.uuid4(), connection.organization_id, connection.id, receipt_digest(provider_message_id)],
+        )
+        return cursor.fetchone() is not None
+
+
+def park(*, kind: str, items: list[Item], organization_id=None, reason="address_not_connected") -> ParkedCallback:
+    """Keep verified items no connection here owns for review. Runs inside the callback's transaction: the callback
+    is acknowledged only once this row is committed, after at most a bounded wait for the table (a timeout rolls
+    the whole callback back and it is answered 503 with Retry-After)."""
+    with database.cursor() as cursor:
+        cursor.execute("SET LOCAL lock_timeout = '2s'")
+    parked = ParkedCallback.objects.create(
+        organization_id=organization_id,
+        kind=kind,
+        receiving_address=items[0].recipient,
+        reason=reason,
+        items=[item_to_payload(item) for item in items],
+    )
+    logger.info("callback parked for review: kind=%s items=%d attributed=%s", kind, len(items), bool(organization_id))
+    return parked
+
+
+@transaction.atomic
+def parked_replay(*, organization, user, parked: ParkedCallback, connection: ChannelConnection) -> Received:
+    """Assign a parked callback to one of the practice's connections of its kind and receive its items there, as
+    if they had arrived for it (they were verified when parked; receipts still stop a second copy)."""
+    parked = _decidable(organization, parked)
+    if connection.kind != parked.kind or connection.status == Status.DISCONNECTED:
+        raise ValidationFailed.for_field("connectionId", f"must be a receiving {parked.kind} connection")
+    items = [item_from_payload(payload) for payload in parked.items]
+    received = receive(kind=parked.kind, items=items, connections={item.recipient: connection for item in items})
+    parked.state, parked.replayed_into = ParkedCallback.State.REPLAYED, connection
+    parked.decided_by, parked.decided_at = user, timezone.now()
+    parked.save(update_fields=["state", "replayed_into", "decided_by", "decided_at", "updated_at"])
+    return received
+
+
+@transaction.atomic
+def parked_dismiss(*, organization, user, parked: ParkedCallback) -> ParkedCallback:
+    parked = _decidable(organization, parked)
+    parked.state, parked.decided_by, parked.decided_at = ParkedCallback.State.DISMISSED, user, timezone.now()
+    parked.save(update_fields=["state", "decided_by", "decided_at", "updated_at"])
+    return parked
+
+
+def _decidable(organization, parked: ParkedCallback) -> ParkedCallback:
+    locked = ParkedCallback.objects.select_for_update().get(pk=parked.pk, organization=organization)
+    if locked.state != ParkedCallback.State.PARKED:
+        raise ParkedAlreadyDecided(details={"state": locked.state})
+    return locked
+
+
+def request_processing(connection: ChannelConnection) -> None:
+    """One drain per connection at a time (core.drains): a burst of callbacks costs one Celery message."""
+    from apps.conversations.tasks import drain_connection
+
+    request_drain(_drain_flag(connection.id), drain_connection, str(connection.organization_id), str(connection.id))
+
+
+def _request_copies(attachment_ids: list) -> None:
+    from apps.conversations.attachments import request_copies  # it publishes tasks, which import this module
+
+    request_copies(attachment_ids)
+
+
+def drain_connection(*, organization_id, connection_id) -> int:
+    return run_drain(
+        _drain_flag(connection_id),
+        lambda: InboundDelivery.objects.for_org(organization_id).filter(
+            connection_id=connection_id, state=InboundDelivery.State.RECEIVED
+        ),
+        inbound_process,
+    )
+
+
+def inbound_process(delivery_id) -> bool:
+    """Process one stored item, once: the row is locked (SKIP LOCKED, so a second worker moves on) and deleted when
+    it is done (the payload is not kept past processing). A failure is counted (the sweep retries it) and after
+    five attempts the delivery is marked failed with the error's type (never its text: it can quote the body)."""
+    try:
+        with transaction.atomic():
+            delivery = (
+                # Only the delivery's own row: FOR UPDATE of the joined connection would make every other worker
+                # skip all deliveries of that connection while one is being processed.
+                InboundDelivery.unscoped_objects.select_for_update(skip_locked=True, of=("self",))
+                .select_related("connection", "organization")
+                .filter(id=delivery_id, state=InboundDelivery.State.RECEIVED)
+                .first()
+            )
+            if delivery is None:
+                return False
+            item = item_from_payload(delivery.payload)
+            HANDLERS[item.type](delivery.organization, delivery.connection, item, delivery.created_at)
+            delivery.delete()
+            return True
+    except Exception as exc:
+        _count_failure(delivery_id, type(exc).__name__)
+        logger.warning("inbound delivery %s not processed (%s)", delivery_id, type(exc).__name__)
+        return False
+
+
+def _count_failure(delivery_id, error: str) -> None:
+    with transaction.atomic():
+        delivery = InboundDelivery.unscoped_objects.select_for_update().filter(id=delivery_id).first()
         if delivery is None:
-            return None
-        adapter = ADAPTERS[delivery.connection.kind]
-        try:
-            inbound = adapter.inbound(adapter.form(bytes(delivery.body)))
-        except ValueError as error:
-            delivery.state, delivery.error = InboundDelivery.State.FAILED, str(error)[:200]
-            delivery.attempts += 1
-            delivery.save(update_fields=["state", "error", "attempts", "updated_at"])
-            return None
-        message = _store_message(delivery.organization, delivery.connection, inbound)
-        delivery.delete()
-        return message
+            return
+        delivery.attempts += 1
+        delivery.error = error[:200]
+        if delivery.attempts >= MAX_PROCESS_ATTEMPTS:
+            delivery.state = InboundDelivery.State.FAILED
+        delivery.save(update_fields=["attempts", "error", "state", "updated_at"])
 
 
 def _contact_patients(organization, address: str) -> list[Patient]:
@@ -139,12 +291,14 @@ def _enquiry(organization, connection: ChannelConnection, address: str) -> Patie
     return patient_create(organization=organization, user=None, data=data)
 
 
-def _store_message(organization, connection: ChannelConnection, inbound: InboundText) -> Message:
+def _store_message(organization, connection: ChannelConnection, inbound: InboundText, received_at) -> Message:
     # One contact's messages are processed one at a time (a transaction-level advisory lock on practice and sender):
     # two workers must not both open an enquiry for the same new number.
     with database.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"{organization.pk}:{inbound.sender}"])
-    now = timezone.now()
+    if connection.kind == Kind.EMAIL and not inbound.body:
+        inbound = email_bodies.completed(inbound)  # the provider's webhook carries metadata only
+    now = received_at
     patients = _contact_patients(organization, inbound.sender)
     patient = patients[0] if patients else _enquiry(organization, connection, inbound.sender)
     conversation, created = (
@@ -175,10 +329,25 @@ def _store_message(organization, connection: ChannelConnection, inbound: Inbound
         channel=connection.kind,
         status=Message.State.RECEIVED,
         body=inbound.body,
+        subject=inbound.subject[:998],
         provider_message_id=inbound.provider_message_id,
         occurred_at=now,
-        attachments=inbound.media,
     )
+    files = MessageAttachment.objects.for_org(organization).bulk_create(
+        [
+            MessageAttachment(
+                organization=organization,
+                message=message,
+                position=position,
+                content_type=media.get("contentType", "")[:100],
+                provider_url=media.get("providerUrl", ""),
+                provider_media_id=media.get("providerMediaId", ""),
+            )
+            for position, media in enumerate(inbound.media)
+        ]
+    )
+    if files:
+        transaction.on_commit(lambda: _request_copies([file.id for file in files]))
     subject = {"conversationId": str(conversation.id), "patientId": str(patient.id), "channel": connection.kind}
     if created or reopened:
         emit(
@@ -196,7 +365,7 @@ def _store_message(organization, connection: ChannelConnection, inbound: Inbound
         subject_type="message",
         subject_id=message.id,
         actor=Actor.system(),
-        data={**subject, "direction": message.direction, "mediaCount": len(message.attachments)},
+        data={**subject, "direction": message.direction, "mediaCount": len(files)},
     )
     timeline_record(
         organization=organization,
@@ -259,3 +428,82 @@ def _consent(organization, connection, patient, status: str, message: Message) -
         source="inbound_keyword",
         evidence=f"{message.channel} keyword, message {message.id}",
     )
+
+
+def _apply_status(organization, connection: ChannelConnection, status: StatusUpdate, received_at) -> None:
+    """A delivery status of a message we sent on this connection: forward moves only, each emitting
+    message.status_changed. A status for a message this service did not send (sent from the provider's console)
+    changes nothing."""
+    message = (
+        Message.objects.for_org(organization)
+        .select_for_update()
+        .select_related("conversation")
+        .filter(
+            provider_message_id=status.provider_message_id,
+            direction=Message.Direction.OUTBOUND,
+            conversation__connection=connection,
+        )
+        .first()
+    )
+    if message is None or not _moves_forward(message.status, status.status):
+        return
+    previous = message.status
+    message.status, message.status_changed_at, message.error_code = status.status, received_at, status.error_code
+    message.save(update_fields=["status", "status_changed_at", "error_code", "updated_at"])
+    emit(
+        organization=organization,
+        type="message.status_changed",
+        subject_type="message",
+        subject_id=message.id,
+        actor=Actor.system(),
+        data={
+            "conversationId": str(message.conversation_id),
+            "patientId": str(message.conversation.patient_id),
+            "channel": message.channel,
+            "status": message.status,
+            "previousStatus": previous,
+            "errorCode": message.error_code or None,
+        },
+    )
+
+
+def _moves_forward(current: str, reported: str) -> bool:
+    if current in FAILURES or current == reported:
+        return False
+    if reported in FAILURES:
+        return STATUS_RANK.get(current, 0) < STATUS_RANK[Message.State.DELIVERED]
+    return STATUS_RANK.get(reported, -1) > STATUS_RANK.get(current, -1)
+
+
+def _suppress(organization, connection: ChannelConnection, suppression: Suppression, received_at) -> None:
+    """A hard bounce or a complaint: the address is blocked for e-mail and the patients behind it (at most 25;
+    more keeps it blocked for review) have e-mail consent withdrawn, with the event as evidence."""
+    block, _ = (
+        ContactBlock.objects.for_org(organization)
+        .select_for_update()
+        .get_or_create(
+            organization=organization,
+            channel=Kind.EMAIL,
+            address=suppression.address,
+            defaults={"reason": f"email_{suppression.reason}"},
+        )
+    )
+    block.blocked, block.reason = True, f"email_{suppression.reason}"
+    patients = _contact_patients(organization, suppression.address)
+    if len(patients) > MAX_PATIENTS_PER_CONTACT:
+        block.needs_review = True
+    else:
+        for patient in patients:
+            consent_record(
+                organization=organization,
+                user=None,
+                patient=patient,
+                channel=MarketingConsent.Channel.EMAIL,
+                status=MarketingConsent.State.WITHDRAWN,
+                source=f"email_{suppression.reason}",
+                evidence=f"e-mail provider {suppression.reason}, connection {connection.id}",
+            )
+    block.save()
+
+
+HANDLERS = {"message": _store_message, "status": _apply_status, "suppression": _suppress}

@@ -4,6 +4,8 @@ A connection's provider credentials are encrypted at rest (core.crypto) and neve
 in the provider's callback URL: it says which connection a callback is for and grants nothing by itself (every
 callback is still verified with the connection's own credentials)."""
 
+import uuid
+
 from django.db import models
 from django.db.models import Q
 
@@ -65,8 +67,9 @@ class ChannelConnection(TenantModel):
 
 
 class InboundDelivery(TenantModel):
-    """A provider callback exactly as received (raw bytes), stored before it is acknowledged and processed by a
-    Celery task afterwards: a crash between the two loses nothing (the sweep picks up what is still `received`)."""
+    """One verified item of a provider callback (an inbound message, a delivery status, an address to suppress),
+    stored before the callback is acknowledged and processed by a Celery worker afterwards: a crash between the
+    two loses nothing (the sweep picks up what is still `received`). `payload` is providers.item_to_payload."""
 
     class State(models.TextChoices):
         RECEIVED = "received"
@@ -74,8 +77,7 @@ class InboundDelivery(TenantModel):
         FAILED = "failed"
 
     connection = models.ForeignKey(ChannelConnection, on_delete=models.CASCADE, related_name="+")
-    content_type = models.CharField(max_length=120)
-    body = models.BinaryField()
+    payload = models.JSONField()
     state = models.CharField(max_length=12, choices=State.choices, default=State.RECEIVED)
     attempts = models.PositiveSmallIntegerField(default=0)
     processed_at = models.DateTimeField(null=True, blank=True)
@@ -83,9 +85,77 @@ class InboundDelivery(TenantModel):
 
     class Meta:
         indexes = [
-            # The sweep's work across practices (deliveries whose publication was lost): small, partial.
-            models.Index(fields=["created_at"], condition=Q(state="received"), name="conv_delivery_pending_idx")
+            # The drains' and the sweep's work (deliveries still to process): small, partial.
+            models.Index(fields=["created_at"], condition=Q(state="received"), name="conv_delivery_pending_idx"),
+            models.Index(
+                fields=["organization", "created_at"], condition=Q(state="received"), name="conv_delivery_org_idx"
+            ),
         ]
+
+
+class ParkedCallback(models.Model):
+    """A verified callback item for a number, page or address not connected in this region (rule 4), kept for
+    review instead of being dropped: the practice the route token named (when one did) sees it in its ingest-review
+    queue and can replay it into one of its connections or dismiss it; one no route could attribute waits for an
+    operator in the admin. Platform-owned (its practice may be unknown), so not a TenantModel: every practice read
+    filters on `organization` explicitly (selectors.parked_of)."""
+
+    class State(models.TextChoices):
+        PARKED = "parked"
+        REPLAYED = "replayed"
+        DISMISSED = "dismissed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    organization = models.ForeignKey(
+        "accounts.Organization", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    kind = models.CharField(max_length=24, choices=Kind.choices)
+    receiving_address = models.CharField(max_length=254)  # the unconnected number, phone number id or address
+    reason = models.CharField(max_length=64)
+    items = models.JSONField()  # [providers.item_to_payload(item)], already verified
+    state = models.CharField(max_length=12, choices=State.choices, default=State.PARKED)
+    decided_by = models.ForeignKey("accounts.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    decided_at = models.DateTimeField(null=True, blank=True)
+    replayed_into = models.ForeignKey(
+        ChannelConnection, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        indexes = [
+            models.Index(
+                models.F("organization"), models.F("state"), models.F("created_at").desc(), name="conv_parked_org_idx"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} parked {self.created_at:%Y-%m-%d %H:%M}"
+
+
+class EmailEventReceipt(models.Model):
+    """The e-mail provider's event id (svix-id, at most 512 bytes; its SHA-256 kept), claimed by each delivery of
+    the event: five attempts within 24 hours, after which the event is settled and later deliveries are
+    acknowledged without effect. Platform-owned (one webhook URL for every practice)."""
+
+    MAX_ATTEMPTS = 5
+    LIFETIME_HOURS = 24
+
+    class State(models.TextChoices):
+        PENDING = "pending"  # seen, not yet stored (refused by a limit, or stored nothing routable yet)
+        STORED = "stored"
+        SETTLED = "settled"  # attempts or lifetime exhausted
+
+    digest = models.CharField(max_length=64, primary_key=True)
+    first_seen_at = models.DateTimeField(auto_now_add=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    state = models.CharField(max_length=12, choices=State.choices, default=State.PENDING)
+
+    class Meta:
+        indexes = [models.Index(fields=["first_seen_at"], name="conv_email_receipt_age_idx")]
+
+    def __str__(self) -> str:
+        return f"e-mail event {self.digest[:12]} ({self.state})"
 
 
 class ProviderReceipt(TenantModel):
@@ -159,6 +229,7 @@ class Message(TenantModel):
         QUEUED = "queued"
         SENT = "sent"
         DELIVERED = "delivered"
+        READ = "read"
         UNDELIVERED = "undelivered"
         FAILED = "failed"
 
@@ -167,9 +238,11 @@ class Message(TenantModel):
     channel = models.CharField(max_length=24, choices=Kind.choices)
     status = models.CharField(max_length=12, choices=State.choices)
     body = models.TextField(blank=True, default="")
+    subject = models.CharField(max_length=998, blank=True, default="")  # e-mail only
     provider_message_id = models.CharField(max_length=128, blank=True, default="")
     occurred_at = models.DateTimeField()
-    attachments = models.JSONField(default=list)  # [{contentType, providerUrl}] as received
+    status_changed_at = models.DateTimeField(null=True, blank=True)
+    error_code = models.CharField(max_length=32, blank=True, default="")
 
     class Meta:
         indexes = [
@@ -179,7 +252,41 @@ class Message(TenantModel):
                 models.F("occurred_at").desc(),
                 models.F("id").desc(),
                 name="conv_message_recent_idx",
-            )
+            ),
+            # Status callbacks find our message by the provider's id.
+            models.Index(
+                fields=["organization", "provider_message_id"],
+                condition=~Q(provider_message_id=""),
+                name="conv_message_provider_idx",
+            ),
+        ]
+
+
+class MessageAttachment(TenantModel):
+    """A file that came with a message: its provider reference is stored with the message before the callback is
+    acknowledged, and a Celery queue copies it to the practice's durable storage (retries with backoff); when the
+    attempts run out it is marked unavailable."""
+
+    class State(models.TextChoices):
+        PENDING = "pending"
+        STORED = "stored"
+        UNAVAILABLE = "unavailable"
+
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="attachments")
+    position = models.PositiveSmallIntegerField()
+    content_type = models.CharField(max_length=100, blank=True, default="")
+    provider_url = models.CharField(max_length=2000, blank=True, default="")
+    provider_media_id = models.CharField(max_length=128, blank=True, default="")
+    state = models.CharField(max_length=12, choices=State.choices, default=State.PENDING)
+    storage_name = models.CharField(max_length=300, blank=True, default="")
+    size = models.PositiveBigIntegerField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    last_error = models.CharField(max_length=120, blank=True, default="")
+
+    class Meta:
+        ordering = ["position"]
+        indexes = [
+            models.Index(fields=["created_at"], condition=Q(state="pending"), name="conv_attachment_pending_idx")
         ]
 
 

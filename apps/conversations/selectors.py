@@ -2,7 +2,7 @@
 
 from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, OuterRef, Q, QuerySet
 
-from apps.conversations.models import ChannelConnection, Conversation, Message, ReadMark, Status
+from apps.conversations.models import ChannelConnection, Conversation, Message, ParkedCallback, ReadMark, Status
 
 
 def connections_of(*, organization, kind: str | None = None, status: str | None = None) -> QuerySet:
@@ -23,6 +23,30 @@ def connection_for_callback(*, kind: str, token: str) -> ChannelConnection | Non
         .exclude(status=Status.DISCONNECTED)
         .first()
     )
+
+
+def connections_by_address(*, kind: str, addresses: set[str], organization=None) -> dict[str, ChannelConnection]:
+    """The receiving connections (not disconnected) of these addresses, by address; only one practice's when
+    `organization` is given (a route token named it)."""
+    connections = ChannelConnection.unscoped_objects.filter(kind=kind, address__in=addresses).exclude(
+        status=Status.DISCONNECTED
+    )
+    if organization is not None:
+        connections = connections.filter(organization_id=getattr(organization, "pk", organization))
+    return {connection.address: connection for connection in connections}
+
+
+def parked_of(*, organization, state: str | None = None, kind: str | None = None) -> QuerySet:
+    """The practice's ingest-review queue (ParkedCallback is platform-owned: the organization filter is the tenancy
+    boundary here, so every read goes through this)."""
+    if getattr(organization, "pk", organization) is None:
+        raise ValueError("parked_of needs an organization")
+    parked = ParkedCallback.objects.filter(organization=organization)
+    if state:
+        parked = parked.filter(state=state)
+    if kind:
+        parked = parked.filter(kind=kind)
+    return parked
 
 
 def _unread_for(user) -> Q:
@@ -56,7 +80,7 @@ def conversations_of(*, organization, user, filters: dict | None = None) -> Quer
 
 
 def messages_of(*, organization, conversation) -> QuerySet:
-    return Message.objects.for_org(organization).filter(conversation=conversation)
+    return Message.objects.for_org(organization).filter(conversation=conversation).prefetch_related("attachments")
 
 
 def unread_counts(*, organization, user) -> dict:

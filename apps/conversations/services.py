@@ -9,16 +9,27 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from apps.conversations.errors import AddressAlreadyConnected
-from apps.conversations.models import ChannelConnection, Conversation, Kind, Message, ReadMark, Status
+from apps.conversations.models import (
+    ChannelConnection,
+    Conversation,
+    EmailEventReceipt,
+    Kind,
+    Message,
+    ReadMark,
+    Status,
+)
+from apps.conversations.providers import receipt_digest
 from apps.core import crypto
 from apps.events.services import Actor, emit
 
-# Provider credentials per kind, by reference provider (research/providers.md): (required, optional) names.
+# Provider credentials per kind, by reference provider (research/providers.md): (required, optional) names. The
+# messaging app's secret and verify token and the e-mail provider's signing secret belong to the platform's own
+# provider accounts (one webhook URL for every practice), so they are settings, not a practice's credentials.
 CREDENTIALS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    Kind.MESSAGING_APP: (("app_secret", "verify_token"), ("access_token",)),  # WhatsApp Business Cloud API
+    Kind.MESSAGING_APP: (("access_token",), ()),  # WhatsApp Business Cloud API: the number's system-user token
     Kind.SMS: (("account_sid", "auth_token"), ()),  # Twilio Programmable Messaging
-    Kind.EMAIL: (("signing_secret",), ("api_key",)),  # Resend (Svix signing)
-    Kind.TELEPHONY_MESSAGING: (("public_key",), ("api_key",)),  # Telnyx (Ed25519 public key)
+    Kind.EMAIL: ((), ()),  # Resend: the practice's domain lives in the platform's account
+    Kind.TELEPHONY_MESSAGING: (("public_key",), ("api_key",)),  # Telnyx (the account's Ed25519 public key)
 }
 
 
@@ -119,6 +130,24 @@ def connection_record_health(*, connection: ChannelConnection, health: str, reas
         locked.health_reason,
         locked.health_changed_at,
     )
+    return True
+
+
+@transaction.atomic
+def email_event_attempt(event_id: str) -> bool:
+    """Count one delivery of an e-mail provider event against its receipt (five attempts within 24 hours). True
+    when this delivery should be processed; False when the event was already stored or is settled (then, and
+    from then on, it is acknowledged without effect). Committed on its own, so a failed store still counts."""
+    receipt, _ = EmailEventReceipt.objects.select_for_update().get_or_create(digest=receipt_digest(event_id))
+    if receipt.state != EmailEventReceipt.State.PENDING:
+        return False
+    expired = receipt.first_seen_at < timezone.now() - timezone.timedelta(hours=EmailEventReceipt.LIFETIME_HOURS)
+    if receipt.attempts >= EmailEventReceipt.MAX_ATTEMPTS or expired:
+        receipt.state = EmailEventReceipt.State.SETTLED
+        receipt.save(update_fields=["state"])
+        return False
+    receipt.attempts += 1
+    receipt.save(update_fields=["attempts"])
     return True
 
 

@@ -9,18 +9,36 @@ from apps.conversations.models import InboundDelivery
 SWEEP_AFTER_SECONDS = 60
 
 
-@shared_task(name="apps.conversations.tasks.process_delivery")
-def process_delivery(delivery_id: str) -> bool:
-    return inbound.inbound_process(delivery_id) is not None
+@shared_task(name="apps.conversations.tasks.drain_connection")
+def drain_connection(organization_id: str, connection_id: str) -> int:
+    """Right after callbacks are stored: process the connection's items, oldest first (one drain at a time)."""
+    return inbound.drain_connection(organization_id=organization_id, connection_id=connection_id)
 
 
 @shared_task(name="apps.conversations.tasks.sweep_deliveries")
 def sweep_deliveries(limit: int = 500) -> int:
-    """Deliveries still waiting a minute after they arrived (a publication lost with the broker): processed here."""
+    """Items still waiting a minute after they arrived (a drain request lost with the broker, or a failure being
+    retried): processed here, each failure counted towards the five attempts."""
     cutoff = timezone.now() - timezone.timedelta(seconds=SWEEP_AFTER_SECONDS)
     waiting = list(
         InboundDelivery.unscoped_objects.filter(state=InboundDelivery.State.RECEIVED, created_at__lt=cutoff)
         .order_by("created_at")
         .values_list("id", flat=True)[:limit]
     )
-    return sum(inbound.inbound_process(delivery_id) is not None for delivery_id in waiting)
+    return sum(inbound.inbound_process(delivery_id) for delivery_id in waiting)
+
+
+@shared_task(name="apps.conversations.tasks.copy_attachment")
+def copy_attachment(attachment_id: str) -> str:
+    """Copy one inbound attachment from the provider to durable storage (one attempt; failures reschedule)."""
+    from apps.conversations import attachments
+
+    return attachments.copy_attachment(attachment_id)
+
+
+@shared_task(name="apps.conversations.tasks.sweep_attachments")
+def sweep_attachments(limit: int = 500) -> int:
+    """Attachments still pending ten minutes on with attempts left: their copy is requested again."""
+    from apps.conversations import attachments
+
+    return attachments.sweep_attachments(limit=limit)

@@ -11,7 +11,7 @@ callback to inbox (issue 18; targets ≥ 500 acknowledged/s with p99 < 100 ms, l
    new MessageSid; 90 % from the patients' numbers, 10 % from unknown numbers (an enquiry each). wrk sends each once
    (bench/throughput/requests.lua, mode "once") on --connections connections for at most --seconds seconds.
 5. Acknowledged/s = 200 answers / the window; latency p50/p99 from wrk. Every answer must be 200.
-6. Lag: the workers go on until no delivery is left; callback-to-inbox lag = the message's occurred_at minus its
+6. Lag: the workers go on until no delivery is left; callback-to-inbox lag = the message row's created_at minus its
    receipt's created_at (the receipt is claimed when the callback arrives), p50/p95/p99 over the loaded run, then
    again for --idle callbacks sent one at a time, half a second apart, on the quiet machine.
 """
@@ -73,14 +73,14 @@ def sms(sender: str) -> dict:
 
 
 def lags_ms(conn, since: datetime.datetime) -> list[float]:
-    """occurred_at of each inbound message minus the created_at of its receipt, for messages since `since`."""
+    """created_at of each inbound message row (when the worker stored it) minus the created_at of its receipt."""
     rows = conn.execute(
         """
-        SELECT extract(epoch FROM m.occurred_at - r.created_at) * 1000
+        SELECT extract(epoch FROM m.created_at - r.created_at) * 1000
         FROM conversations_message m
         JOIN conversations_providerreceipt r
           ON r.digest = encode(sha256(convert_to(m.provider_message_id, 'UTF8')), 'hex')
-        WHERE m.occurred_at >= %s
+        WHERE m.created_at >= %s
         """,
         [since],
     ).fetchall()

@@ -348,10 +348,33 @@ SPECTACULAR_SETTINGS = {
 # Encryption at rest for secrets that must stay readable (core.crypto). Comma-separated, newest first.
 SVC_ENCRYPTION_KEYS = [k for k in (env("SVC_ENCRYPTION_KEYS", "") or "").split(",") if k]
 
+# Provider callbacks of the platform's own provider accounts (one webhook URL serves every practice): the messaging
+# platform's app secret (X-Hub-Signature-256) and subscription verify token, and the e-mail provider's Svix signing
+# secrets (whsec_…, comma-separated: the new one beside the old while rotating).
+SVC_MESSAGING_APP_SECRET = env("SVC_MESSAGING_APP_SECRET", "") or ""
+SVC_MESSAGING_APP_VERIFY_TOKEN = env("SVC_MESSAGING_APP_VERIFY_TOKEN", "") or ""
+SVC_EMAIL_WEBHOOK_SECRETS = [s for s in (env("SVC_EMAIL_WEBHOOK_SECRETS", "") or "").split(",") if s]
+# Inbound e-mail limits (spec Limits): platform-wide 2,000 a minute, and each sender's fair-use quota (a burst of 30,
+# then 120 an hour), as (burst, tokens per second).
+SVC_INBOUND_EMAIL_BUCKET = (2000, 2000 / 60)
+SVC_INBOUND_EMAIL_SENDER_BUCKET = (30, 120 / 3600)
+
 # Outbound webhooks. SVC_WEBHOOKS_ALLOW_LOOPBACK lets http://127.0.0.1:<port> and http://localhost:<port> receive
 # deliveries so a developer can watch them locally; it is refused unless DEBUG is on.
 SVC_WEBHOOKS_ALLOW_LOOPBACK = env_bool("SVC_WEBHOOKS_ALLOW_LOOPBACK", False)
 SVC_WEBHOOK_USER_AGENT = "PracticeCRM-Webhooks/1.0"
+
+# Provider APIs the conversations app reads from (inbound attachments, e-mail text). The WhatsApp Cloud API's Graph
+# base, version included (media ids resolve to a download URL there, with the connection's access token); the
+# e-mail provider's (Resend) API base and the platform's API key: without a key, inbound e-mails keep no text and
+# their attachments are marked unavailable.
+SVC_MESSAGING_APP_GRAPH_URL = (
+    env("SVC_MESSAGING_APP_GRAPH_URL", "https://graph.facebook.com/v21.0") or "https://graph.facebook.com/v21.0"
+).rstrip("/")
+SVC_EMAIL_PROVIDER_API_URL = (
+    env("SVC_EMAIL_PROVIDER_API_URL", "https://api.resend.com") or "https://api.resend.com"
+).rstrip("/")
+SVC_EMAIL_PROVIDER_API_KEY = env("SVC_EMAIL_PROVIDER_API_KEY", "") or ""
 
 # Celery: at-least-once work. Late acks + requeue on a lost worker; visibility timeout above the longest task,
 # and no ETA longer than it (long delays are rows with a due time that beat sweeps).
@@ -368,6 +391,7 @@ CELERY_BEAT_SCHEDULE = {
     "purge-expired-sessions": {"task": "apps.accounts.tasks.purge_expired_sessions", "schedule": 3600.0},
     "webhooks-sweep": {"task": "apps.webhooks.tasks.sweep", "schedule": 60.0},
     "conversations-sweep": {"task": "apps.conversations.tasks.sweep_deliveries", "schedule": 60.0},
+    "conversations-attachments-sweep": {"task": "apps.conversations.tasks.sweep_attachments", "schedule": 300.0},
     "webhooks-purge": {"task": "apps.webhooks.tasks.purge_old_deliveries", "schedule": 3600.0},
     "oauth-purge-unapproved-clients": {"task": "apps.oauth.tasks.purge_unapproved_clients", "schedule": 900.0},
     "oauth-purge-spent-codes": {"task": "apps.oauth.tasks.purge_spent_codes", "schedule": 3600.0},

@@ -5,3 +5,9 @@ from .base import env_bool
 
 DEBUG = env_bool("DEBUG", False)
 EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+
+# The platform's provider accounts on a development machine: fixed local values, so `manage.py simulate_inbound`
+# can sign messaging-platform and e-mail callbacks exactly as the providers would (environment values win).
+SVC_MESSAGING_APP_SECRET = SVC_MESSAGING_APP_SECRET or "dev-messaging-app-secret"  # noqa: F405
+SVC_MESSAGING_APP_VERIFY_TOKEN = SVC_MESSAGING_APP_VERIFY_TOKEN or "dev-verify-token"  # noqa: F405
+SVC_EMAIL_WEBHOOK_SECRETS = SVC_EMAIL_WEBHOOK_SECRETS or ["whsec_ZGV2LWUtbWFpbC1zaWduaW5nLXNlY3JldA=="]  # noqa: F405

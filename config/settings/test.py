@@ -34,3 +34,7 @@ WHITENOISE_USE_FINDERS = True
 # Uploaded pictures never land in the checkout: a temporary folder (tests that upload use their own tmp_path).
 MEDIA_ROOT = Path(tempfile.gettempdir()) / "practice-crm-test-media"
 STORAGES["default"] = {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": MEDIA_ROOT}}
+# The platform's provider accounts in tests (tests/conversations sign with these).
+SVC_MESSAGING_APP_SECRET = "test-messaging-app-secret"
+SVC_MESSAGING_APP_VERIFY_TOKEN = "test-verify-token"
+SVC_EMAIL_WEBHOOK_SECRETS = ["whsec_dGVzdC1lLW1haWwtc2lnbmluZy1zZWNyZXQ="]

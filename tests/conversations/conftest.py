@@ -62,3 +62,51 @@ def inbound(client, connection, django_capture_on_commit_callbacks):
             return deliver(client, connection, params, **kwargs)
 
     return send
+
+
+# --- the other providers' signing schemes, as the providers compute them -----------------------------------------
+
+MESSAGING_APP_SECRET = "test-messaging-app-secret"  # config.settings.test
+EMAIL_WEBHOOK_SECRET = "whsec_dGVzdC1lLW1haWwtc2lnbmluZy1zZWNyZXQ="  # config.settings.test
+
+
+def hub_signature(raw: bytes, secret: str = MESSAGING_APP_SECRET) -> str:
+    """WhatsApp Cloud API: X-Hub-Signature-256."""
+    return "sha256=" + hmac.new(secret.encode(), raw, hashlib.sha256).hexdigest()
+
+
+def svix_headers(raw: bytes, *, event_id: str, timestamp: int, secret: str = EMAIL_WEBHOOK_SECRET) -> dict:
+    """Resend (Svix / Standard Webhooks): v1,<base64 HMAC-SHA256(key, id.timestamp.body)>."""
+    key = base64.b64decode(secret.removeprefix("whsec_"))
+    signed = f"{event_id}.{timestamp}.".encode() + raw
+    signature = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+    return {"svix-id": event_id, "svix-timestamp": str(timestamp), "svix-signature": f"v1,{signature}"}
+
+
+class TelnyxAccount:
+    """A telephony account's Ed25519 key pair, generated per test: the public key is what the practice connects,
+    the private key signs callbacks as Telnyx does ("timestamp|body")."""
+
+    def __init__(self):
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+        from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+        self.private_key = Ed25519PrivateKey.generate()
+        raw = self.private_key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+        self.public_key = base64.b64encode(raw).decode()
+
+    def headers(self, raw: bytes, timestamp: int) -> dict:
+        signature = self.private_key.sign(str(timestamp).encode() + b"|" + raw)
+        return {"telnyx-signature-ed25519": base64.b64encode(signature).decode(), "telnyx-timestamp": str(timestamp)}
+
+
+def connect(api, kind: str, address: str, credentials: dict | None = None, name: str | None = None) -> dict:
+    response = api.post(
+        "/settings/channel-connections",
+        json.dumps(
+            {"kind": kind, "name": name or f"{kind} line", "address": address, "credentials": credentials or {}}
+        ),
+        content_type="application/json",
+    )
+    assert response.status_code == 201, response.content
+    return response.json()

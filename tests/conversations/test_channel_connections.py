@@ -34,11 +34,11 @@ def body(kind: str, **overrides) -> dict:
         },
         "messaging_app": {
             "address": "106540352242922",
-            "credentials": {"appSecret": "messaging-app-secret", "verifyToken": "verify-me", "accessToken": "EAAG-x"},
+            "credentials": {"accessToken": "EAAG-x"},
         },
         "email": {
             "address": "Inbox@Reply.Example.com",
-            "credentials": {"signingSecret": "whsec_" + base64.b64encode(b"e-mail-signing-secret").decode()},
+            "credentials": {},
         },
         "telephony_messaging": {
             "address": "+1 (415) 555-0100",
@@ -95,7 +95,8 @@ def test_connect_each_kind_without_ever_returning_credentials(api, owner, kind, 
         (body("sms", credentials={"accountSid": "AC1"}), "credentials"),  # authToken missing
         (body("sms", credentials={"accountSid": "AC1", "authToken": "x", "apiKey": "y"}), "credentials"),
         (body("telephony_messaging", credentials={"publicKey": "bm90LWEta2V5"}), "credentials"),
-        (body("email", credentials={"signingSecret": "whsec_***"}), "credentials"),
+        (body("email", credentials={"signingSecret": "whsec_x"}), "credentials"),  # the platform's, not theirs
+        (body("messaging_app", credentials={}), "credentials"),  # accessToken missing
         ({**body("sms"), "kind": "fax"}, "kind"),
         ({**body("sms"), "routingToken": "mine"}, "routingToken"),
         ({k: v for k, v in body("sms").items() if k != "name"}, "name"),
@@ -128,16 +129,13 @@ def test_an_address_belongs_to_one_practice_until_disconnected(api, owner, outsi
 
 
 def test_rename_replace_some_credentials_and_reconnect(api, owner):
-    created = post(api, body("messaging_app")).json()
-    response = patch(api, created["id"], {"name": "WhatsApp reception", "credentials": {"appSecret": "rotated"}})
+    created = post(api, body("telephony_messaging")).json()
+    response = patch(api, created["id"], {"name": "Texting line", "credentials": {"apiKey": "rotated"}})
     assert response.status_code == 200, response.content
-    assert response.json()["name"] == "WhatsApp reception"
+    assert response.json()["name"] == "Texting line"
     stored = ChannelConnection.objects.for_org(owner.organization).get(id=created["id"])
-    assert services.connection_credentials(stored) == {
-        "app_secret": "rotated",
-        "verify_token": "verify-me",
-        "access_token": "EAAG-x",
-    }
+    credentials = services.connection_credentials(stored)
+    assert credentials["api_key"] == "rotated" and len(base64.b64decode(credentials["public_key"])) == 32
     assert patch(api, created["id"], {"credentials": {"authToken": "x"}}).status_code == 400  # not this kind's
     assert patch(api, created["id"], {"status": "failing"}).status_code == 400  # set by the service, not by hand
     assert patch(api, created["id"], {"kind": "sms"}).status_code == 400

@@ -195,6 +195,7 @@ LEADING_ORGANIZATION_EXEMPT = {
     "webhooks_delivery_done_idx",
     "capture_submission_retry_idx",
     "conv_delivery_pending_idx",
+    "conv_attachment_pending_idx",
 }
 
 

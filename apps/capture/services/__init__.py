@@ -31,7 +31,6 @@ from apps.capture.services.processing import (
     unpark_confirmed,
 )
 from apps.capture.services.receiving import (
-    DRAIN_FLAG_SECONDS,
     AttachmentsNotStored,
     FormChanged,
     Incoming,
@@ -45,7 +44,6 @@ from apps.capture.services.review import (
 )
 
 __all__ = [
-    "DRAIN_FLAG_SECONDS",
     "MAX_PROCESS_ATTEMPTS",
     "SECRET_OVERLAP",
     "SECRET_PREFIX",

@@ -8,11 +8,11 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 from django.db.models.functions import Upper
 from django.utils import timezone
-from django_redis import get_redis_connection
 
 from apps.capture.fields import CLICK_IDS, UTM_FIELDS, Interpreted, interpret, phone_digits
 from apps.capture.models import AttributionTouch, CaptureForm, CaptureSubmission, IntakeReviewItem
-from apps.capture.services.receiving import DRAIN_FLAG_SECONDS, _drain_flag
+from apps.capture.services.receiving import _drain_flag
+from apps.core.drains import run_drain
 from apps.journeys.public import Journey, JourneyStatus, Treatment, journey_create, treatment_ensure_builtin
 from apps.patients.public import (
     Activity,
@@ -33,35 +33,15 @@ MAX_PROCESS_ATTEMPTS = 10
 
 
 def drain_practice(*, organization_id, batch: int = 100) -> int:
-    """Process the practice's stored submissions, oldest first, each in its own transaction, each at most once per
-    drain (a failure waits for the sweep, which counts attempts). The flag is released before a last look, so a
-    capture stored while it was held is never left waiting for the sweep."""
-    redis = get_redis_connection("default")
-    flag = _drain_flag(organization_id)
-    seen: set = set()
-    done = 0
-    while True:
-        waiting = CaptureSubmission.objects.for_org(organization_id).filter(
+    """Process the practice's stored submissions, oldest first, each in its own transaction (core.drains)."""
+    return run_drain(
+        _drain_flag(organization_id),
+        lambda: CaptureSubmission.objects.for_org(organization_id).filter(
             status=CaptureSubmission.Status.RECEIVED, attempts__lt=MAX_PROCESS_ATTEMPTS
-        )
-        ids = [i for i in waiting.order_by("created_at", "id").values_list("id", flat=True)[: batch + len(seen)]]
-        ids = [i for i in ids if i not in seen][:batch]
-        if not ids:
-            redis.delete(flag)
-            if not waiting.exclude(id__in=seen).exists() or not redis.set(flag, "1", nx=True, ex=DRAIN_FLAG_SECONDS):
-                return done
-            continue
-        for submission_id in ids:
-            seen.add(submission_id)
-            try:
-                if submission_process(submission_id=submission_id, organization_id=organization_id):
-                    done += 1
-            except Exception as exc:
-                # The type only: a database error's detail can quote the values a lead typed.
-                logger.warning(
-                    "capture submission %s not processed (%s); the sweep retries it", submission_id, type(exc).__name__
-                )
-        redis.expire(flag, DRAIN_FLAG_SECONDS)
+        ),
+        lambda submission_id: submission_process(submission_id=submission_id, organization_id=organization_id),
+        batch=batch,
+    )
 
 
 def patient_match(*, organization, email: str | None, phone: str | None) -> Patient | None:

@@ -6,7 +6,6 @@ from typing import Any
 
 from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.utils import timezone
-from django_redis import get_redis_connection
 
 from apps.capture.errors import (
     DeliveryConflict,
@@ -14,6 +13,7 @@ from apps.capture.errors import (
 from apps.capture.fields import interpret
 from apps.capture.models import CaptureAttachment, CaptureForm, CaptureSubmission
 from apps.core import crypto
+from apps.core.drains import request_drain
 from apps.core.errors import ValidationFailed
 
 logger = logging.getLogger("apps.capture")
@@ -197,24 +197,12 @@ def capture_receive(*, form: CaptureForm, incoming: Incoming) -> Receipt:
     return receipt
 
 
-DRAIN_FLAG_SECONDS = 30
-
-
 def _drain_flag(organization_id) -> str:
     return f"svc:capture:drain:{organization_id}"
 
 
 def _queue_processing(submission: CaptureSubmission) -> None:
-    """Ask a worker to drain the practice's stored submissions, unless a drain is already asked for or running
-    (a Redis flag): a burst of captures costs one Celery message, not one each, and one worker works through them
-    in order on one connection."""
+    """Ask a worker to drain the practice's stored submissions (core.drains: one Celery message per burst)."""
     from apps.capture.tasks import drain_practice
 
-    try:
-        if get_redis_connection("default").set(
-            _drain_flag(submission.organization_id), "1", nx=True, ex=DRAIN_FLAG_SECONDS
-        ):
-            drain_practice.delay(str(submission.organization_id))
-    except Exception:
-        # Stored is stored: the sender is told so, and the sweep processes it (ten attempts) while this is looked at.
-        logger.warning("capture submission %s stored, processing left to the sweep", submission.id)
+    request_drain(_drain_flag(submission.organization_id), drain_practice, str(submission.organization_id))

@@ -9,7 +9,7 @@ from rest_framework.response import Response
 
 from apps.accounts.models import Membership
 from apps.conversations import selectors, services
-from apps.conversations.models import Conversation, Kind, Message
+from apps.conversations.models import Conversation, Kind, Message, MessageAttachment
 from apps.core.errors import ValidationFailed
 from apps.core.pagination import NewestFirstCursorPagination
 from apps.core.serializers import StrictSerializer
@@ -63,8 +63,14 @@ class ConversationPageSerializer(serializers.Serializer):
 
 
 class AttachmentSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
     content_type = serializers.CharField()
-    provider_url = serializers.CharField()
+    state = serializers.ChoiceField(
+        choices=MessageAttachment.State.choices,
+        help_text="pending: being copied from the provider to the practice's storage; stored: downloadable; "
+        "unavailable: the copy failed after every retry (the provider's copy has expired or is refused).",
+    )
+    size = serializers.IntegerField(allow_null=True, help_text="Bytes, once stored.")
 
     class Meta:
         ref_name = "MessageAttachment"
@@ -76,19 +82,19 @@ class MessageSerializer(serializers.Serializer):
     direction = serializers.ChoiceField(choices=Message.Direction.choices)
     channel = serializers.ChoiceField(choices=Kind.choices)
     status = serializers.ChoiceField(choices=Message.State.choices)
+    subject = serializers.CharField(help_text="E-mail only; empty otherwise.")
     body = serializers.CharField()
     attachments = AttachmentSerializer(many=True)
     occurred_at = serializers.DateTimeField()
+    status_changed_at = serializers.DateTimeField(allow_null=True)
+    error_code = serializers.CharField(allow_null=True, help_text="The provider's error code of a failed delivery.")
 
     class Meta:
         ref_name = "Message"
 
     def to_representation(self, instance):
         data = super().to_representation(instance)
-        data["attachments"] = [
-            {"content_type": item.get("contentType", ""), "provider_url": item.get("providerUrl", "")}
-            for item in instance.attachments
-        ]
+        data["error_code"] = instance.error_code or None
         return data
 
 

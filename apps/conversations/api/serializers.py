@@ -56,11 +56,6 @@ def _check_credential(kind: str, name: str, value: str) -> None:
             raw = b""
         if len(raw) != 32:
             raise serializers.ValidationError({name: ["must be the base64 Ed25519 public key (32 bytes)"]})
-    if kind == Kind.EMAIL and name == "signing_secret":
-        try:
-            base64.b64decode(value.removeprefix("whsec_"), validate=True)
-        except (binascii.Error, ValueError):
-            raise serializers.ValidationError({name: ["must be the whsec_… signing secret"]}) from None
 
 
 def validated_credentials(kind: str, credentials: dict, *, creating: bool) -> dict:
@@ -124,8 +119,11 @@ class ChannelConnectionCreateSerializer(StrictSerializer):
     )
     credentials = serializers.DictField(
         child=serializers.CharField(min_length=1, max_length=512),
-        help_text="messaging_app: appSecret, verifyToken (accessToken optional); sms: accountSid, authToken; email: "
-        "signingSecret (apiKey optional); telephony_messaging: publicKey, base64 Ed25519 (apiKey optional).",
+        required=False,
+        default=dict,
+        help_text="messaging_app: accessToken (the number's system-user token; the app secret and verify token are "
+        "the platform's); sms: accountSid, authToken; email: none (the domain is added to the platform's e-mail "
+        "provider account); telephony_messaging: publicKey, the account's base64 Ed25519 key (apiKey optional).",
     )
 
     class Meta:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.conversations.api import callbacks, inbox, views
+from apps.conversations.api import attachments, callbacks, inbox, ingest_review, views
 
 BASE = "settings/channel-connections"
 ONE = f"{BASE}/<uuid_param:id>"
@@ -13,6 +13,14 @@ urlpatterns = [
 
 urlpatterns += [
     path("webhooks/sms/<str:token>", callbacks.SmsInboundView.as_view(), name="webhooks-sms"),
+    path("webhooks/sms/<str:token>/status", callbacks.SmsStatusView.as_view(), name="webhooks-sms-status"),
+    path("webhooks/messaging-app", callbacks.MessagingAppView.as_view(), name="webhooks-messaging-app"),
+    path("webhooks/email-provider", callbacks.EmailProviderView.as_view(), name="webhooks-email-provider"),
+    path(
+        "webhooks/telephony-messaging/<str:token>",
+        callbacks.TelephonyMessagingView.as_view(),
+        name="webhooks-telephony-messaging",
+    ),
 ]
 
 CONVERSATION = "conversations/<uuid_param:id>"
@@ -27,4 +35,19 @@ urlpatterns += [
     path(f"{CONVERSATION}/snooze", inbox.SnoozeView.as_view()),
     path(f"{CONVERSATION}/read", inbox.MarkReadView.as_view()),
     path(f"{CONVERSATION}/unread", inbox.MarkUnreadView.as_view()),
+]
+
+urlpatterns += [
+    path(
+        f"{CONVERSATION}/messages/<uuid_param:message_id>/attachments/<uuid_param:attachment_id>",
+        attachments.AttachmentDownloadView.as_view(),
+    ),
+]
+
+PARKED = "ingest-review/<uuid_param:id>"
+urlpatterns += [
+    path("ingest-review", ingest_review.ParkedListView.as_view()),
+    path(PARKED, ingest_review.ParkedItemView.as_view()),
+    path(f"{PARKED}/replay", ingest_review.ReplayView.as_view()),
+    path(f"{PARKED}/dismiss", ingest_review.DismissView.as_view()),
 ]
