@@ -262,6 +262,7 @@ class CeleryWorkers:
         self.processes: list[subprocess.Popen] = []
         self.logs = []
         for command, log_path in zip(commands, log_paths, strict=True):
+            log_path.parent.mkdir(parents=True, exist_ok=True)  # bench/results is not in a fresh clone
             log_file = log_path.open("w")
             self.logs.append(log_file)
             self.processes.append(

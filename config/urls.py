@@ -5,6 +5,7 @@ from apps.core.health import ReadinessView, RuntimeHealthView
 from apps.core.openapi import OpenApiSchemaView, SwaggerUiView
 
 urlpatterns = [
+    path("webhooks/", include("apps.conversations.api.callback_urls")),  # first: the hottest public routes
     path("health/runtime", RuntimeHealthView.as_view()),
     path("health", ReadinessView.as_view()),
     path("openapi.json", OpenApiSchemaView.as_view(), name="openapi"),

@@ -12,6 +12,7 @@ from django.db import connection as database
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from psycopg.types.json import Jsonb
 
 from apps.conversations import email_bodies
 from apps.conversations.errors import ParkedAlreadyDecided
@@ -64,6 +65,7 @@ CONSENT_CHANNEL = {
     Kind.EMAIL: MarketingConsent.Channel.EMAIL,
 }
 MAX_PROCESS_ATTEMPTS = 5
+PROCESS_TOGETHER = 25  # items a drain processes in one transaction
 # Outbound states in the order they happen; a status callback never moves a message backwards (providers retry
 # and reorder). A failure counts only before delivery.
 STATUS_RANK = {
@@ -111,12 +113,9 @@ def receive(
         if connection is None:
             unrouted.setdefault(item.recipient, []).append(item)
             continue
-        if isinstance(item, InboundText) and not _claim_receipt(connection, item.provider_message_id):
+        if not _store_item(connection, item):
             duplicates += 1
             continue
-        InboundDelivery.objects.for_org(connection.organization_id).create(
-            organization_id=connection.organization_id, connection=connection, payload=item_to_payload(item)
-        )
         touched[connection.id] = connection
         stored += 1
     for connection in touched.values():
@@ -142,19 +141,43 @@ def _email_event_still_pending(event_id: str) -> bool:
     return receipt is not None and receipt.state == EmailEventReceipt.State.PENDING
 
 
-def _claim_receipt(connection: ChannelConnection, provider_message_id: str) -> bool:
-    """One statement (no read first, no savepoint): the insert either claims the receipt or finds it claimed."""
+# The callback's hot path, one statement an item (no read first, no savepoint, no ORM compile): an inbound message
+# claims its receipt and is stored only if the claim succeeded; other items are stored as they are.
+_STORE_MESSAGE = """
+    WITH claimed AS (
+        INSERT INTO conversations_providerreceipt (id, organization_id, connection_id, digest, created_at, updated_at)
+        VALUES (%(receipt)s, %(organization)s, %(connection)s, %(digest)s, %(now)s, %(now)s)
+        ON CONFLICT (organization_id, connection_id, digest) DO NOTHING
+        RETURNING 1
+    )
+    INSERT INTO conversations_inbounddelivery
+        (id, organization_id, connection_id, payload, state, attempts, error, created_at, updated_at)
+    SELECT %(delivery)s, %(organization)s, %(connection)s, %(payload)s, 'received', 0, '', %(now)s, %(now)s FROM claimed
+    RETURNING 1
+"""
+_STORE_OTHER = """
+    INSERT INTO conversations_inbounddelivery
+        (id, organization_id, connection_id, payload, state, attempts, error, created_at, updated_at)
+    VALUES (%(delivery)s, %(organization)s, %(connection)s, %(payload)s, 'received', 0, '', %(now)s, %(now)s)
+    RETURNING 1
+"""
+
+
+def _store_item(connection: ChannelConnection, item: Item) -> bool:
+    """Store one item for processing; False when it is a message whose receipt this connection already holds."""
+    values = {
+        "delivery": uuid.uuid4(),
+        "organization": connection.organization_id,
+        "connection": connection.id,
+        "payload": Jsonb(item_to_payload(item)),
+        "now": timezone.now(),  # the arrival time (as the ORM would write it), not the transaction's start
+    }
+    statement = _STORE_OTHER
+    if isinstance(item, InboundText):
+        statement = _STORE_MESSAGE
+        values.update(receipt=uuid.uuid4(), digest=receipt_digest(item.provider_message_id))
     with database.cursor() as cursor:
-        cursor.execute(
-            """
-            INSERT INTO conversations_providerreceipt
-                (id, organization_id, connection_id, digest, created_at, updated_at)
-            VALUES (%s, %s, %s, %s, now(), now())
-            ON CONFLICT (organization_id, connection_id, digest) DO NOTHING
-            RETURNING id
-            """,
-            [uuid.uuid4(), connection.organization_id, connection.id, receipt_digest(provider_message_id)],
-        )
+        cursor.execute(statement, values)
         return cursor.fetchone() is not None
 
 
@@ -224,34 +247,55 @@ def drain_connection(*, organization_id, connection_id) -> int:
         lambda: InboundDelivery.objects.for_org(organization_id).filter(
             connection_id=connection_id, state=InboundDelivery.State.RECEIVED
         ),
-        inbound_process,
+        process_many=inbound_process_many,
+        together=PROCESS_TOGETHER,
     )
 
 
 def inbound_process(delivery_id) -> bool:
-    """Process one stored item, once: the row is locked (SKIP LOCKED, so a second worker moves on) and deleted when
-    it is done (the payload is not kept past processing). A failure is counted (the sweep retries it) and after
-    five attempts the delivery is marked failed with the error's type (never its text: it can quote the body)."""
-    try:
-        with transaction.atomic():
-            delivery = (
-                # Only the delivery's own row: FOR UPDATE of the joined connection would make every other worker
-                # skip all deliveries of that connection while one is being processed.
-                InboundDelivery.unscoped_objects.select_for_update(skip_locked=True, of=("self",))
-                .select_related("connection", "organization")
-                .filter(id=delivery_id, state=InboundDelivery.State.RECEIVED)
-                .first()
+    return inbound_process_many([delivery_id]) == 1
+
+
+def inbound_process_many(delivery_ids: list) -> int:
+    """Process stored items, each once: the rows are locked (SKIP LOCKED, so a second worker moves on) and each is
+    deleted when done (the payload is not kept past processing). One transaction for the group (one commit, one
+    publication of its events), each item under its own savepoint: a failing item is rolled back alone and counted
+    (the sweep retries it; after five attempts it is marked failed with the error's type, never its text, which
+    can quote the body). The senders' contact locks are taken up front in one order, so two groups never wait on
+    each other in a cycle. Returns how many were done."""
+    done = 0
+    with transaction.atomic():
+        deliveries = list(
+            # Only the deliveries' own rows: FOR UPDATE of the joined connection would make every other worker skip
+            # all deliveries of that connection while these are being processed.
+            InboundDelivery.unscoped_objects.select_for_update(skip_locked=True, of=("self",))
+            .select_related("connection", "organization")
+            .filter(id__in=delivery_ids, state=InboundDelivery.State.RECEIVED)
+            .order_by("created_at", "id")
+        )
+        items = [(delivery, item_from_payload(delivery.payload)) for delivery in deliveries]
+        _lock_contacts(sorted({(d.organization_id, i.sender) for d, i in items if isinstance(i, InboundText)}))
+        for delivery, item in items:
+            try:
+                with transaction.atomic():
+                    HANDLERS[item.type](delivery.organization, delivery.connection, item, delivery.created_at)
+                    delivery.delete()
+                done += 1
+            except Exception as exc:
+                _count_failure(delivery.id, type(exc).__name__)
+                logger.warning("inbound delivery %s not processed (%s)", delivery.id, type(exc).__name__)
+    return done
+
+
+def _lock_contacts(contacts: list[tuple]) -> None:
+    """One contact's messages are processed one at a time (transaction-level advisory locks on practice and
+    sender): two workers must not both open an enquiry for the same new number."""
+    if contacts:
+        with database.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended(key, 0)) FROM unnest(%s::text[]) AS key",
+                [[f"{organization_id}:{sender}" for organization_id, sender in contacts]],
             )
-            if delivery is None:
-                return False
-            item = item_from_payload(delivery.payload)
-            HANDLERS[item.type](delivery.organization, delivery.connection, item, delivery.created_at)
-            delivery.delete()
-            return True
-    except Exception as exc:
-        _count_failure(delivery_id, type(exc).__name__)
-        logger.warning("inbound delivery %s not processed (%s)", delivery_id, type(exc).__name__)
-        return False
 
 
 def _count_failure(delivery_id, error: str) -> None:
@@ -292,10 +336,7 @@ def _enquiry(organization, connection: ChannelConnection, address: str) -> Patie
 
 
 def _store_message(organization, connection: ChannelConnection, inbound: InboundText, received_at) -> Message:
-    # One contact's messages are processed one at a time (a transaction-level advisory lock on practice and sender):
-    # two workers must not both open an enquiry for the same new number.
-    with database.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"{organization.pk}:{inbound.sender}"])
+    # The sender's contact lock is held (inbound_process_many took it before any item).
     if connection.kind == Kind.EMAIL and not inbound.body:
         inbound = email_bodies.completed(inbound)  # the provider's webhook carries metadata only
     now = received_at

@@ -29,10 +29,18 @@ def request_drain(flag: str, task, *args) -> bool:
 
 
 def run_drain(
-    flag: str, waiting: Callable[[], QuerySet], process: Callable[[object], bool], *, batch: int = 100
+    flag: str,
+    waiting: Callable[[], QuerySet],
+    process: Callable[[object], bool] | None = None,
+    *,
+    process_many: Callable[[list], int] | None = None,
+    together: int = 1,
+    batch: int = 100,
 ) -> int:
     """Process what `waiting()` lists (oldest first by created_at, id), each at most once per drain (a failure waits
-    for the sweep, which counts attempts), until nothing is left. Returns how many `process` reported done."""
+    for the sweep, which counts attempts), until nothing is left: one at a time with `process(id) -> done?`, or
+    `together` at a time with `process_many(ids) -> how many done` (one transaction for several, where the area
+    makes that safe). Returns how many were done."""
     redis = get_redis_connection("default")
     seen: set = set()
     done = 0
@@ -44,12 +52,15 @@ def run_drain(
             if not waiting().exclude(id__in=seen).exists() or not redis.set(flag, "1", nx=True, ex=DRAIN_FLAG_SECONDS):
                 return done
             continue
-        for item_id in ids:
-            seen.add(item_id)
+        step = together if process_many is not None else 1
+        for start in range(0, len(ids), step):
+            group = ids[start : start + step]
+            seen.update(group)
             try:
-                if process(item_id):
-                    done += 1
+                done += process_many(group) if process_many is not None else int(bool(process(group[0])))
             except Exception as exc:
                 # The type only: a database error's detail can quote the values a patient sent.
-                logger.warning("%s: %s not processed (%s); the sweep retries it", flag, item_id, type(exc).__name__)
+                logger.warning(
+                    "%s: %d not processed (%s); the sweep retries them", flag, len(group), type(exc).__name__
+                )
         redis.expire(flag, DRAIN_FLAG_SECONDS)

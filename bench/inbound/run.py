@@ -10,7 +10,9 @@ callback to inbox (issue 18; targets ≥ 500 acknowledged/s with p99 < 100 ms, l
 4. --count callbacks signed as Twilio signs them (X-Twilio-Signature over the URL and the sorted form), each with a
    new MessageSid; 90 % from the patients' numbers, 10 % from unknown numbers (an enquiry each). wrk sends each once
    (bench/throughput/requests.lua, mode "once") on --connections connections for at most --seconds seconds.
-5. Acknowledged/s = 200 answers / the window; latency p50/p99 from wrk. Every answer must be 200.
+5. Acknowledged/s = 200 answers / the window; latency p50/p99 from wrk. Every answer must be 200. Then the same
+   load again with the Celery worker stopped (the acknowledging path alone, as when workers run on other
+   machines), and the worker started again to work it off.
 6. Lag: the workers go on until no delivery is left; callback-to-inbox lag = the message row's created_at minus its
    receipt's created_at (the receipt is claimed when the callback arrives), p50/p95/p99 over the loaded run, then
    again for --idle callbacks sent one at a time, half a second apart, on the quiet machine.
@@ -141,19 +143,23 @@ def main(argv=None) -> int:
     log(f"{args.patients} patients created")
 
     server = StackServer("new", env.server_env(url))
-    workers = env.CeleryWorkers(
-        ["benchinbound"],
-        env=env.server_env(url),
-        log_paths=[RESULTS / "inbound-worker.log"],
-        commands=[
-            [
-                str(VENV_BIN / "celery"),
-                "-A",
-                "config",
-                *env.worker_arguments("benchinbound", pool="prefork", concurrency=2),
-            ]
-        ],
-    )
+
+    def start_workers():
+        return env.CeleryWorkers(
+            ["benchinbound"],
+            env=env.server_env(url),
+            log_paths=[RESULTS / "inbound-worker.log"],
+            commands=[
+                [
+                    str(VENV_BIN / "celery"),
+                    "-A",
+                    "config",
+                    *env.worker_arguments("benchinbound", pool="prefork", concurrency=2),
+                ]
+            ],
+        )
+
+    workers = start_workers()
     try:
         server.start()
         workers.wait_ready()
@@ -172,26 +178,41 @@ def main(argv=None) -> int:
             raise SystemExit(f"bench inbound: connection not made ({made.status_code}): {made.text[:300]}")
         path = f"/webhooks/sms/{made.json()['routingToken']}"
         host = f"127.0.0.1:{server.port}"
-        senders = [numbers[i % len(numbers)] if i % 10 else f"+39347{i:07d}" for i in range(args.count)]
-        requests = [signed_request(host, path, sms(sender)) for sender in senders]
-        request_file = wrk.write_requests(RESULTS / "inbound-requests.bin", requests)
+
+        def load(name: str, senders: list[str]):
+            """wrk sends one signed callback from each sender, each once; every answer must be 200."""
+            file = wrk.write_requests(RESULTS / name, [signed_request(host, path, sms(sender)) for sender in senders])
+            log(f"wrk: {len(senders)} signed callbacks, {args.connections} connections, at most {args.seconds:g}s")
+            result, _ = wrk.run(
+                server.base_url,
+                file,
+                threads=args.threads,
+                connections=args.connections,
+                seconds=args.seconds,
+                once=True,
+                binary=binary,
+            )
+            others = {code: n for code, n in result.statuses.items() if code != "200"}
+            if others:
+                raise SystemExit(f"bench inbound: answers other than 200: {others}")
+            return result
+
         conn = env.connect(url)
         started_at = datetime.datetime.now(datetime.UTC)
-        log(f"wrk: {args.count} signed callbacks, {args.connections} connections, at most {args.seconds:g}s")
-        result, _ = wrk.run(
-            server.base_url,
-            request_file,
-            threads=args.threads,
-            connections=args.connections,
-            seconds=args.seconds,
-            once=True,
-            binary=binary,
+        result = load(
+            "inbound-requests.bin",
+            [numbers[i % len(numbers)] if i % 10 else f"+39347{i:07d}" for i in range(args.count)],
         )
-        others = {code: n for code, n in result.statuses.items() if code != "200"}
-        if others:
-            raise SystemExit(f"bench inbound: answers other than 200: {others}")
         drained = wait_processed(conn, timeout=600)
         loaded = lags_ms(conn, started_at)
+
+        # The acknowledging path alone: the same load with the worker stopped (processing on other machines, as in
+        # production), then the worker started again to work off what arrived.
+        workers.stop()
+        alone = load("inbound-requests-alone.bin", [numbers[(i * 7) % len(numbers)] for i in range(args.count)])
+        workers = start_workers()
+        workers.wait_ready()
+        wait_processed(conn, timeout=600)
         idle_since = datetime.datetime.now(datetime.UTC)
         with httpx.Client(base_url=server.base_url, timeout=30) as client:
             for i in range(args.idle):
@@ -220,6 +241,9 @@ def main(argv=None) -> int:
         "latency_p50_ms": result.p50_ms,
         "latency_p99_ms": result.p99_ms,
         "drain_seconds_after_load": round(drained, 1),
+        "acknowledged_per_second_no_worker": round(alone.statuses.get("200", 0) / alone.seconds, 1),
+        "latency_p50_ms_no_worker": alone.p50_ms,
+        "latency_p99_ms_no_worker": alone.p99_ms,
         "loaded_lag_ms": {p: round(quantile(loaded, p), 1) if loaded else None for p in (50, 95, 99)},
         "idle_lag_ms": {p: round(quantile(idle, p), 1) if idle else None for p in (50, 95, 99)},
         "messages": len(loaded) + len(idle),

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.conversations.api import attachments, callbacks, inbox, ingest_review, views
+from apps.conversations.api import attachments, inbox, ingest_review, views
 
 BASE = "settings/channel-connections"
 ONE = f"{BASE}/<uuid_param:id>"
@@ -11,17 +11,6 @@ urlpatterns = [
     path(f"{ONE}/rotate-token", views.RotateTokenView.as_view()),
 ]
 
-urlpatterns += [
-    path("webhooks/sms/<str:token>", callbacks.SmsInboundView.as_view(), name="webhooks-sms"),
-    path("webhooks/sms/<str:token>/status", callbacks.SmsStatusView.as_view(), name="webhooks-sms-status"),
-    path("webhooks/messaging-app", callbacks.MessagingAppView.as_view(), name="webhooks-messaging-app"),
-    path("webhooks/email-provider", callbacks.EmailProviderView.as_view(), name="webhooks-email-provider"),
-    path(
-        "webhooks/telephony-messaging/<str:token>",
-        callbacks.TelephonyMessagingView.as_view(),
-        name="webhooks-telephony-messaging",
-    ),
-]
 
 CONVERSATION = "conversations/<uuid_param:id>"
 urlpatterns += [
