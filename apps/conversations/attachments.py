@@ -40,6 +40,7 @@ from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import storages
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from apps.conversations.errors import AttachmentNotReady, AttachmentStorageUnavailable, AttachmentUnavailable
@@ -56,6 +57,7 @@ RETRY_BASE_SECONDS = 30  # 30 s, 1 min, 2 min, 4 min between the five attempts
 SWEEP_AFTER_SECONDS = 600  # a pending attachment untouched this long lost its task: the sweep asks again
 TIMEOUT = httpx.Timeout(30.0, connect=5.0)  # connect 5 s; each read (and write, pool wait) 30 s
 DOWNLOAD_DEADLINE_SECONDS = 120  # a whole transfer, however slowly the bytes drip (the task's soft limit is 240 s)
+CLAIM_SECONDS = 300  # a copy's lease: longer than the task may run, so a lapsed lease means a dead worker
 MAX_REDIRECTS = 5
 MAX_JSON_BYTES = 64 * 1024  # the providers' media-lookup answers are a few hundred bytes
 SPOOL_BYTES = 1024 * 1024  # a file is kept in memory up to this size on its way to storage, on disk past it
@@ -144,38 +146,63 @@ def copy_attachment(attachment_id) -> str:
 
 
 def _attempt(attachment_id) -> tuple[str, int | None]:
-    written = ""
+    """Claim (a short transaction sets a lease), copy with no transaction open (a slow provider holds no database
+    connection or row lock), then record the outcome if the lease is still ours. An attachment erased meanwhile
+    loses the file this attempt wrote."""
+    attachment = _claim(attachment_id)
+    if attachment is None:
+        return "skipped", None
+    lease = attachment.claimed_until
+    written, fetched, failure = "", None, None
     try:
-        with transaction.atomic():
-            attachment = (
-                MessageAttachment.unscoped_objects.select_for_update(skip_locked=True, of=("self",))
-                .select_related("message__conversation__connection")
-                .filter(id=attachment_id, state=MessageAttachment.State.PENDING)
-                .first()
-            )
-            if attachment is None:
-                return "skipped", None
-            try:
-                with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as sink:
-                    fetched = _fetch(attachment, sink)
-                    written = _store(attachment, sink, fetched.size)
-            except CopyFailed as failure:
-                return _failed(attachment, failure)
-            except Exception as exc:  # a fault of ours: counted like any failure (the type only; no text)
-                logger.warning("attachment %s copy raised %s", attachment.id, type(exc).__name__)
-                return _failed(attachment, CopyFailed("error"))
-            attachment.state = MessageAttachment.State.STORED
-            attachment.storage_name = written
-            attachment.size = fetched.size
-            attachment.last_error = ""
-            if not clean_content_type(attachment.content_type) and fetched.content_type:
-                attachment.content_type = fetched.content_type
-            attachment.save(update_fields=["state", "storage_name", "size", "last_error", "content_type", "updated_at"])
-            return "stored", None
-    except Exception:
-        if written:  # the row does not say stored: the file would be an orphan
-            _delete_files([written])
-        raise
+        with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as sink:
+            fetched = _fetch(attachment, sink)
+            written = _store(attachment, sink, fetched.size)
+    except CopyFailed as copy_failure:
+        failure = copy_failure
+    except Exception as exc:  # a fault of ours: counted like any failure (the type only; no text)
+        logger.warning("attachment %s copy raised %s", attachment.id, type(exc).__name__)
+        failure = CopyFailed("error")
+    with transaction.atomic():
+        current = (
+            MessageAttachment.unscoped_objects.select_for_update()
+            .filter(id=attachment.id, state=MessageAttachment.State.PENDING, claimed_until=lease)
+            .first()
+        )
+        if current is None:
+            if written and not MessageAttachment.unscoped_objects.filter(id=attachment.id).exists():
+                transaction.on_commit(lambda: _delete_files([written]))  # erased while copying: no orphan file
+            return "skipped", None
+        current.claimed_until = None
+        if failure is not None:
+            return _failed(current, failure)
+        current.state = MessageAttachment.State.STORED
+        current.storage_name = written
+        current.size = fetched.size
+        current.last_error = ""
+        if not clean_content_type(current.content_type) and fetched.content_type:
+            current.content_type = fetched.content_type
+        current.save(
+            update_fields=["state", "storage_name", "size", "last_error", "content_type", "claimed_until", "updated_at"]
+        )
+        return "stored", None
+
+
+def _claim(attachment_id) -> MessageAttachment | None:
+    """The pending attachment with a lease of CLAIM_SECONDS, unless another worker holds an unexpired one."""
+    now = timezone.now()
+    with transaction.atomic():
+        attachment = (
+            MessageAttachment.unscoped_objects.select_for_update(skip_locked=True, of=("self",))
+            .select_related("message__conversation__connection")
+            .filter(id=attachment_id, state=MessageAttachment.State.PENDING)
+            .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
+            .first()
+        )
+        if attachment is not None:
+            attachment.claimed_until = now + timezone.timedelta(seconds=CLAIM_SECONDS)
+            attachment.save(update_fields=["claimed_until", "updated_at"])
+        return attachment
 
 
 def _failed(attachment: MessageAttachment, failure: CopyFailed) -> tuple[str, int | None]:
@@ -188,7 +215,7 @@ def _failed(attachment: MessageAttachment, failure: CopyFailed) -> tuple[str, in
     else:
         retry_in = RETRY_BASE_SECONDS * 2 ** (attachment.attempts - 1)
         outcome = "retrying"
-    attachment.save(update_fields=["attempts", "last_error", "state", "updated_at"])
+    attachment.save(update_fields=["attempts", "last_error", "state", "claimed_until", "updated_at"])
     logger.info(
         "attachment %s copy failed (%s, attempt %d): %s", attachment.id, failure.reason, attachment.attempts, outcome
     )
@@ -413,7 +440,8 @@ def open_download(attachment: MessageAttachment) -> Download:
 def erase_files_of_patients(*, organization, patient_ids) -> None:
     """Erasure hook (runs inside the erasure's transaction, before the rows cascade away): the stored files of the
     patients' attachments are deleted once the erasure commits (a rollback keeps them with their rows). The rows
-    are locked first, so a copy in flight finishes, and its file is known, before they are read."""
+    are locked first, so a copy recording its outcome finishes first; a copy still downloading finds its row gone
+    and deletes what it wrote (_attempt)."""
     rows = list(
         MessageAttachment.objects.for_org(organization)
         .select_for_update(of=("self",))

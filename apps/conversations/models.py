@@ -282,6 +282,7 @@ class MessageAttachment(TenantModel):
     size = models.PositiveBigIntegerField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
     last_error = models.CharField(max_length=120, blank=True, default="")
+    claimed_until = models.DateTimeField(null=True, blank=True)  # a copy in progress holds this lease
 
     class Meta:
         ordering = ["position"]

@@ -18,11 +18,11 @@ from werkzeug import Response
 from apps.conversations import attachments
 from apps.conversations.models import ChannelConnection, Conversation, Kind, Message, MessageAttachment
 from apps.conversations.tasks import copy_attachment, sweep_attachments
-from tests.conversations.conftest import deliver
+from tests.conversations.conftest import AUTH_TOKEN, deliver
 from tests.factories import PatientFactory
 
 ACCOUNT_SID = "AC" + "0" * 32
-BASIC = "Basic " + base64.b64encode(f"{ACCOUNT_SID}:twilio-auth-token-of-the-practice".encode()).decode()
+BASIC = "Basic " + base64.b64encode(f"{ACCOUNT_SID}:{AUTH_TOKEN}".encode()).decode()
 PHOTO = b"\xff\xd8\xff\xe0" + bytes(range(256)) * 40 + b"\xff\xd9"  # a JPEG-looking 10 KiB
 MEDIA_PATH = f"/2010-04-01/Accounts/{ACCOUNT_SID}/Messages/MM1/Media/ME1"
 PATIENT_NUMBER = "+393331234567"
@@ -485,3 +485,23 @@ def test_without_an_email_api_key_the_attachment_is_unavailable_at_once(
 
     attachment.refresh_from_db()
     assert (attachment.state, attachment.attempts, attachment.last_error) == ("unavailable", 1, "not_configured")
+
+
+def test_a_copy_in_progress_holds_a_lease_and_a_lapsed_lease_is_taken_over(owner, api, patient, httpserver):
+    """The copy runs with no transaction open; its lease keeps a second task off it until it lapses (a dead worker)."""
+    serve_photo(httpserver)
+    connection = connect(api, Kind.SMS, "+390212345679", {"accountSid": "AC" + "0" * 32, "authToken": AUTH_TOKEN})
+    attachment = attachment_on(
+        connection, patient, provider_message_id="SM-lease", provider_url=httpserver.url_for(MEDIA_PATH)
+    )
+    held = timezone.now() + timezone.timedelta(minutes=4)
+    MessageAttachment.objects.for_org(owner.organization).filter(id=attachment.id).update(claimed_until=held)
+    assert copy_attachment(str(attachment.id)) == "skipped"
+    assert len(httpserver.log) == 0
+
+    lapsed = timezone.now() - timezone.timedelta(seconds=1)
+    MessageAttachment.objects.for_org(owner.organization).filter(id=attachment.id).update(claimed_until=lapsed)
+    assert copy_attachment(str(attachment.id)) == "stored"
+    attachment.refresh_from_db()
+    assert attachment.state == MessageAttachment.State.STORED and attachment.claimed_until is None
+    assert stored(attachment) == PHOTO
