@@ -64,6 +64,14 @@ CONSENT_CHANNEL = {
     Kind.MESSAGING_APP: MarketingConsent.Channel.WHATSAPP,
     Kind.EMAIL: MarketingConsent.Channel.EMAIL,
 }
+# A contact's block covers every channel that reaches the same inbox of the patient's: an SMS STOP also stops
+# texts from a telephony number (both are SMS to the patient).
+BLOCK_CHANNEL = {
+    Kind.SMS: Kind.SMS,
+    Kind.TELEPHONY_MESSAGING: Kind.SMS,
+    Kind.MESSAGING_APP: Kind.MESSAGING_APP,
+    Kind.EMAIL: Kind.EMAIL,
+}
 MAX_PROCESS_ATTEMPTS = 5
 PROCESS_TOGETHER = 25  # items a drain processes in one transaction
 # Outbound states in the order they happen; a status callback never moves a message backwards (providers retry
@@ -95,12 +103,14 @@ def receive(
     items: list[Item],
     connections: dict[str, ChannelConnection],
     attribute_to_id=None,
+    owned_elsewhere: frozenset = frozenset(),
     email_event_id: str | None = None,
 ) -> Received:
     """Store a verified callback's items in one transaction, before it is acknowledged. Each item goes to the
     connection of its receiving address (`connections`, by normalised address); an inbound message claims its
     connection-scoped receipt first, so a retried callback stores nothing twice. Items for an address not connected
-    here are parked for review (attributed to `attribute_to_id`, the practice the route token named, if any); when the
+    here are parked for review (attributed to `attribute_to_id`, the practice the route token named, if any, unless
+    another practice owns the address: `owned_elsewhere`); when the
     park fails nothing is kept and the caller answers 503. Workers are asked to drain after the commit. An e-mail
     provider event's receipt is marked stored in the same transaction."""
     if email_event_id is not None and not _email_event_still_pending(email_event_id):
@@ -126,7 +136,11 @@ def receive(
         transaction.on_commit(lambda connection=connection: request_processing(connection))
     # One parked callback per receiving address: each is replayed into one connection, so items for two numbers
     # never travel together.
-    parked = [park(kind=kind, items=group, organization_id=attribute_to_id) for group in unrouted.values()]
+    # An address another practice has connected is parked for the operators, never shown to the token's practice.
+    parked = [
+        park(kind=kind, items=group, organization_id=None if address in owned_elsewhere else attribute_to_id)
+        for address, group in unrouted.items()
+    ]
     if email_event_id is not None:
         EmailEventReceipt.objects.filter(digest=receipt_digest(email_event_id)).update(
             state=EmailEventReceipt.State.STORED
@@ -360,7 +374,9 @@ def _store_message(organization, connection: ChannelConnection, inbound: Inbound
     reopened = not created and conversation.status != Conversation.State.OPEN
     if not created:
         conversation.status, conversation.snoozed_until = Conversation.State.OPEN, None
-        conversation.last_message_at = conversation.last_inbound_at = now
+        # Never backwards: a retried or late item can arrive after a newer one was processed.
+        conversation.last_message_at = max(conversation.last_message_at, now)
+        conversation.last_inbound_at = max(filter(None, [conversation.last_inbound_at, now]))
         conversation.contact_address = inbound.sender
         conversation.save()
     message = Message.objects.for_org(organization).create(
@@ -432,7 +448,10 @@ def _stop(organization, connection, address: str, patients, message: Message) ->
         ContactBlock.objects.for_org(organization)
         .select_for_update()
         .get_or_create(
-            organization=organization, channel=connection.kind, address=address, defaults={"reason": "stop_keyword"}
+            organization=organization,
+            channel=BLOCK_CHANNEL[connection.kind],
+            address=address,
+            defaults={"reason": "stop_keyword"},
         )
     )
     block.blocked, block.reason = True, "stop_keyword"
@@ -448,11 +467,15 @@ def _start(organization, connection, address: str, patients, message: Message) -
     block = (
         ContactBlock.objects.for_org(organization)
         .select_for_update()
-        .filter(channel=connection.kind, address=address)
+        .filter(channel=BLOCK_CHANNEL[connection.kind], address=address)
         .first()
     )
     if block is None or not block.blocked or block.needs_review or connection.status != Status.ACTIVE:
         return  # nothing to lift, an overflow block (a person decides), or an inactive connection
+    if len(patients) > MAX_PATIENTS_PER_CONTACT:  # more patients behind the contact since the STOP
+        block.needs_review = True
+        block.save(update_fields=["needs_review", "updated_at"])
+        return
     block.blocked = False
     block.save(update_fields=["blocked", "updated_at"])
     for patient in patients:

@@ -29,6 +29,7 @@ MAX_MEDIA = 10
 MAX_ITEMS_PER_BODY = 100  # messages + statuses one callback body may carry
 SIGNATURE_WINDOW_SECONDS = 300  # timestamped schemes (Svix, Telnyx): older or newer than this is refused
 MAX_EVENT_ID_BYTES = 512  # e-mail provider event ids (svix-id)
+URL = 2000  # longest media URL kept
 
 
 # --- provider-neutral items -------------------------------------------------------------------------------------
@@ -113,6 +114,18 @@ def _text(value, name: str, *, limit: int = 128, required: bool = True) -> str:
     value = str(value)
     if len(value) > limit:
         raise MalformedCallback(name, f"is longer than {limit} characters")
+    return _storable(value, name)
+
+
+def _storable(value: str, name: str) -> str:
+    """Text PostgreSQL can store: no NUL character and no lone surrogate (JSON's \\ud800 escapes). Refused with a 400
+    naming the field, rather than failing the insert on every retry."""
+    if "\x00" in value:
+        raise MalformedCallback(name, "contains a NUL character")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise MalformedCallback(name, "is not valid Unicode text") from None
     return value
 
 
@@ -131,7 +144,7 @@ def _first_error_code(errors, name: str) -> str:
 
 
 def _media(content_type, **reference: str) -> dict:
-    return {"contentType": str(content_type or "")[:100], **reference}
+    return {"contentType": _storable(str(content_type or "")[:100], "contentType"), **reference}
 
 
 def _json_object(raw: bytes) -> dict:
@@ -139,6 +152,8 @@ def _json_object(raw: bytes) -> dict:
         data = json.loads(raw)
     except (UnicodeDecodeError, ValueError):
         raise MalformedCallback("body", "is not JSON") from None
+    except RecursionError:
+        raise MalformedCallback("body", "is nested too deeply") from None
     if not isinstance(data, dict):
         raise MalformedCallback("body", "must be a JSON object")
     return data
@@ -174,6 +189,7 @@ TWILIO_STATUSES = {
     "failed": "failed",
     "canceled": "failed",
 }
+TWILIO_IGNORED_STATUSES = frozenset({"receiving", "received", "partially_delivered"})
 
 
 class TwilioSms:
@@ -216,21 +232,27 @@ class TwilioSms:
         except ValueError:
             raise MalformedCallback("NumMedia", "is not a number") from None
         media = [
-            {"contentType": form.get(f"MediaContentType{n}", ""), "providerUrl": form[f"MediaUrl{n}"]}
+            _media(form.get(f"MediaContentType{n}"), providerUrl=_text(form[f"MediaUrl{n}"], f"MediaUrl{n}", limit=URL))
             for n in range(count)
             if form.get(f"MediaUrl{n}")
         ]
-        return InboundText(sid, sender, recipient, form.get("Body", ""), media)
+        body = _text(form.get("Body"), "Body", limit=10_000, required=False)
+        return InboundText(sid, normalise_number(sender), normalise_number(recipient), body, media)
 
     @staticmethod
-    def status(params: list[tuple[str, str]]) -> StatusUpdate:
+    def status(params: list[tuple[str, str]]) -> StatusUpdate | None:
+        """None for Twilio's statuses that say nothing about a message we sent (receiving, received,
+        partially_delivered): acknowledged, nothing stored."""
         form = dict(params)
         sid = _text(form.get("MessageSid"), "MessageSid")
         reported = _text(form.get("MessageStatus"), "MessageStatus", limit=32)
+        if reported in TWILIO_IGNORED_STATUSES:
+            return None
         if reported not in TWILIO_STATUSES:
             raise MalformedCallback("MessageStatus", f"is not one of {', '.join(sorted(TWILIO_STATUSES))}")
+        error_code = _text(form.get("ErrorCode"), "ErrorCode", limit=32, required=False)
         return StatusUpdate(
-            sid, _text(form.get("From"), "From"), TWILIO_STATUSES[reported], form.get("ErrorCode", "")[:32]
+            sid, normalise_number(_text(form.get("From"), "From")), TWILIO_STATUSES[reported], error_code
         )
 
 
@@ -271,7 +293,8 @@ class WhatsAppCloud:
                 metadata = _object(value.get("metadata"), "metadata")
                 number_id = _text(metadata.get("phone_number_id"), "metadata.phone_number_id", limit=64)
                 items += [cls._message(number_id, item) for item in _list(value.get("messages"), "messages")]
-                items += [cls._status(number_id, item) for item in _list(value.get("statuses"), "statuses")]
+                statuses = [cls._status(number_id, item) for item in _list(value.get("statuses"), "statuses")]
+                items += [status for status in statuses if status is not None]
         if len(items) > MAX_ITEMS_PER_BODY:
             raise MalformedCallback("entry", f"carries more than {MAX_ITEMS_PER_BODY} messages and statuses")
         return items
@@ -310,12 +333,13 @@ class WhatsAppCloud:
         )
 
     @staticmethod
-    def _status(number_id: str, status) -> StatusUpdate:
+    def _status(number_id: str, status) -> StatusUpdate | None:
+        """None for a status that is not about delivery (deleted, warning, or one the platform adds later)."""
         if not isinstance(status, dict):
             raise MalformedCallback("statuses", "must hold objects")
         reported = _text(status.get("status"), "statuses.status", limit=32)
         if reported not in WHATSAPP_STATUSES:
-            raise MalformedCallback("statuses.status", f"is not one of {', '.join(WHATSAPP_STATUSES)}")
+            return None
         code = _first_error_code(status.get("errors"), "statuses.errors")
         return StatusUpdate(_text(status.get("id"), "statuses.id"), number_id, WHATSAPP_STATUSES[reported], code)
 
@@ -329,6 +353,7 @@ RESEND_STATUSES = {
     "email.failed": "failed",
     "email.bounced": "undelivered",
 }
+RESEND_HANDLED = frozenset({"email.received", "email.complained", *RESEND_STATUSES})
 
 
 class ResendEmail:
@@ -370,6 +395,8 @@ class ResendEmail:
     def items(raw: bytes) -> list[Item]:
         event = _json_object(raw)
         kind = _text(event.get("type"), "type", limit=64)
+        if kind not in RESEND_HANDLED:
+            return []  # opened, clicked, contact and domain events: nothing for the inbox
         data = event.get("data")
         if not isinstance(data, dict):
             raise MalformedCallback("data", "must be an object")

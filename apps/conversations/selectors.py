@@ -1,5 +1,7 @@
 """Reads of conversations: channel connections, the inbox, messages, unread counts."""
 
+import re
+
 from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, OuterRef, Q, QuerySet
 
 from apps.conversations.models import ChannelConnection, Conversation, Message, ParkedCallback, ReadMark, Status
@@ -14,11 +16,14 @@ def connections_of(*, organization, kind: str | None = None, status: str | None 
     return connections
 
 
+ROUTING_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
 def connection_for_callback(*, kind: str, token: str) -> ChannelConnection | None:
     """The connection a callback URL's routing token names, if it is receiving (not disconnected). Every callback
     starts here, so it is one fixed statement (a raw read skips the ORM's per-call compile)."""
-    if not token or len(token) > 64:
-        return None
+    if not ROUTING_TOKEN.fullmatch(token or ""):
+        return None  # not a token we issue (and never a NUL byte in a query)
     found = ChannelConnection.unscoped_objects.raw(
         "SELECT * FROM conversations_channelconnection WHERE routing_token = %s AND kind = %s AND status <> %s",
         [token, kind, Status.DISCONNECTED],

@@ -354,10 +354,10 @@ SVC_ENCRYPTION_KEYS = [k for k in (env("SVC_ENCRYPTION_KEYS", "") or "").split("
 SVC_MESSAGING_APP_SECRET = env("SVC_MESSAGING_APP_SECRET", "") or ""
 SVC_MESSAGING_APP_VERIFY_TOKEN = env("SVC_MESSAGING_APP_VERIFY_TOKEN", "") or ""
 SVC_EMAIL_WEBHOOK_SECRETS = [s for s in (env("SVC_EMAIL_WEBHOOK_SECRETS", "") or "").split(",") if s]
-# Inbound e-mail limits (spec Limits): platform-wide 2,000 a minute, and each sender's fair-use quota (a burst of 30,
-# then 120 an hour), as (burst, tokens per second).
-SVC_INBOUND_EMAIL_BUCKET = (2000, 2000 / 60)
-SVC_INBOUND_EMAIL_SENDER_BUCKET = (30, 120 / 3600)
+# Inbound e-mail limits (spec Limits), as (burst, tokens per second): platform-wide 2,000 a minute (a burst of 200,
+# so no minute passes 2,200), and each receiving address's fair-use quota (a burst of 60, then 600 an hour).
+SVC_INBOUND_EMAIL_BUCKET = (200, 2000 / 60)
+SVC_INBOUND_EMAIL_ADDRESS_BUCKET = (60, 600 / 3600)
 
 # Outbound webhooks. SVC_WEBHOOKS_ALLOW_LOOPBACK lets http://127.0.0.1:<port> and http://localhost:<port> receive
 # deliveries so a developer can watch them locally; it is refused unless DEBUG is on.

@@ -563,77 +563,69 @@ def forget_limits():
         redis.delete(key)
 
 
-def test_five_deliveries_refused_by_the_limit_are_attempts_then_the_event_is_settled(
-    owner, connection, resend, deliver, settings
-):
-    settings.SVC_INBOUND_EMAIL_SENDER_BUCKET = (1, 0.0001)
-    first = new_id()
+def test_refusals_by_the_limit_use_no_attempt_and_the_retry_is_stored(owner, connection, resend, deliver, settings):
+    settings.SVC_INBOUND_EMAIL_ADDRESS_BUCKET = (1, 0.0001)
+    first, second, event = new_id(), new_id(), event_id()
     resend(first)
-    assert deliver(received(first)).status_code == 200  # takes the sender's only token
-
-    second, event = new_id(), event_id()
     resend(second)
-    for attempt in range(1, 6):
+    assert deliver(received(first)).status_code == 200  # takes the inbox's only token
+    for _ in range(6):  # more refusals than a receipt's five attempts
         response = deliver(received(second), event_id_=event)
         body = assert_error(response, 429, "RATE_LIMITED")
         assert int(response["Retry-After"]) >= 1 and body["details"]["retryAfter"] == int(response["Retry-After"])
-        assert (receipt(event).attempts, receipt(event).state) == (attempt, "pending")
+    assert not EmailEventReceipt.objects.filter(digest=receipt_digest(event)).exists()
     assert messages_of(owner.organization).count() == 1
 
-    forget_limits()  # the limit no longer refuses: what answers now is the receipt
+    forget_limits()
+    assert deliver(received(second), event_id_=event).json() == {"stored": 1, "duplicates": 0, "parked": False}
+    assert receipt(event).state == "stored" and receipt(event).attempts == 1
+    assert messages_of(owner.organization).count() == 2
+
+
+def test_after_five_attempts_the_event_is_settled(owner, connection, resend, deliver):
+    """Attempts are deliveries that reached the receipt and were not stored (a store that failed): the sixth
+    delivery finds five and settles the event; from then on it is acknowledged without effect."""
+    second, event = new_id(), event_id()
+    resend(second)
+    EmailEventReceipt.objects.create(digest=receipt_digest(event), attempts=5)
     settled = deliver(received(second), event_id_=event)
     assert settled.status_code == 200, settled.content
     assert settled.json()["stored"] == 0
     assert receipt(event).state == "settled" and receipt(event).attempts == 5
-    assert messages_of(owner.organization).count() == 1
-    assert not InboundDelivery.objects.for_org(owner.organization).exists()
     assert deliver(received(second), event_id_=event).status_code == 200  # and from then on
-    assert messages_of(owner.organization).count() == 1
-    assert [request.path for request, _ in resend.server.log] == [f"/emails/receiving/{first}"]
+    assert messages_of(owner.organization).count() == 0
+    assert not InboundDelivery.objects.for_org(owner.organization).exists()
+    assert resend.server.log == []
 
 
-def test_an_event_refused_once_is_stored_on_a_later_attempt(owner, connection, resend, deliver, settings):
-    settings.SVC_INBOUND_EMAIL_SENDER_BUCKET = (1, 0.0001)
-    first, second, event = new_id(), new_id(), event_id()
-    resend(first)
+def test_four_attempts_leave_one_more(owner, connection, resend, deliver):
+    second, event = new_id(), event_id()
     resend(second)
-    deliver(received(first))
-    assert deliver(received(second), event_id_=event).status_code == 429
-    forget_limits()
-    assert deliver(received(second), event_id_=event).json() == {"stored": 1, "duplicates": 0, "parked": False}
-    assert receipt(event).state == "stored" and receipt(event).attempts == 2
-    assert messages_of(owner.organization).count() == 2
+    EmailEventReceipt.objects.create(digest=receipt_digest(event), attempts=4)
+    assert deliver(received(second), event_id_=event).json()["stored"] == 1
+    assert (receipt(event).state, receipt(event).attempts) == ("stored", 5)
 
 
-def test_an_event_first_seen_more_than_24_hours_ago_is_settled(owner, connection, resend, deliver, settings):
-    settings.SVC_INBOUND_EMAIL_SENDER_BUCKET = (1, 0.0001)
-    first, second, event = new_id(), new_id(), event_id()
-    resend(first)
+def test_an_event_first_seen_more_than_24_hours_ago_is_settled(owner, connection, resend, deliver):
+    second, event = new_id(), event_id()
     resend(second)
-    deliver(received(first))
-    assert deliver(received(second), event_id_=event).status_code == 429
+    EmailEventReceipt.objects.create(digest=receipt_digest(event), attempts=1)
     EmailEventReceipt.objects.filter(digest=receipt_digest(event)).update(
         first_seen_at=timezone.now() - timezone.timedelta(hours=24, minutes=1)
     )
-    forget_limits()
-
     response = deliver(received(second), event_id_=event)
     assert response.status_code == 200 and response.json()["stored"] == 0
     assert receipt(event).state == "settled" and receipt(event).attempts == 1
-    assert messages_of(owner.organization).count() == 1
+    assert messages_of(owner.organization).count() == 0
 
 
-def test_an_event_first_seen_23_hours_ago_is_still_received(owner, connection, resend, deliver, settings):
-    settings.SVC_INBOUND_EMAIL_SENDER_BUCKET = (1, 0.0001)
-    first, second, event = new_id(), new_id(), event_id()
-    resend(first)
+def test_an_event_first_seen_23_hours_ago_is_still_received(owner, connection, resend, deliver):
+    second, event = new_id(), event_id()
     resend(second)
-    deliver(received(first))
-    assert deliver(received(second), event_id_=event).status_code == 429
+    EmailEventReceipt.objects.create(digest=receipt_digest(event), attempts=1)
     EmailEventReceipt.objects.filter(digest=receipt_digest(event)).update(
         first_seen_at=timezone.now() - timezone.timedelta(hours=23)
     )
-    forget_limits()
     assert deliver(received(second), event_id_=event).json()["stored"] == 1
     assert receipt(event).state == "stored"
 

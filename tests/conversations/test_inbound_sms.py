@@ -227,3 +227,36 @@ def test_two_workers_on_one_new_number_open_one_enquiry(member_factory, monkeypa
     assert Patient.objects.for_org(owner.organization).filter(phone_mobile="+393470000009").count() == 1
     assert Conversation.objects.for_org(owner.organization).count() == 1
     assert Message.objects.for_org(owner.organization).count() == 2
+
+
+def test_start_when_more_than_25_patients_now_share_the_number_keeps_the_block_for_review(owner, inbound):
+    PatientFactory(organization=owner.organization, phone_mobile="+393331234567")
+    inbound(sms(1, text="STOP"))
+    for _ in range(25):
+        PatientFactory(organization=owner.organization, phone_mobile="+393331234567")
+    inbound(sms(2, text="START"))
+    block = ContactBlock.objects.for_org(owner.organization).get()
+    assert block.blocked and block.needs_review
+    granted = MarketingConsent.objects.for_org(owner.organization).filter(status="granted")
+    assert not granted.exists()
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"Body": "ciao\x00"}, "Body"),
+        ({"Body": "x" * 10_001}, "Body"),
+        ({"MediaUrl0": "https://api.twilio.com/\x00", "NumMedia": "1"}, "MediaUrl0"),
+    ],
+)
+def test_text_postgresql_cannot_store_is_refused_naming_the_field(owner, client, connection, params, field):
+    response = deliver(client, connection, {**sms(1), **params})
+    assert response.status_code == 400, response.content
+    assert field in response.json()["details"]["fields"]
+    assert not Message.objects.for_org(owner.organization).exists()
+
+
+@pytest.mark.parametrize("token", ["abc%00def", "a" * 65, "spaces%20in", "%E2%9C%93"])
+def test_a_token_we_never_issue_is_404_before_any_lookup(client, connection, token):
+    response = client.post(f"/webhooks/sms/{token}", "a=b", content_type="application/x-www-form-urlencoded")
+    assert response.status_code == 404 and response.json()["code"] == "NOT_FOUND"

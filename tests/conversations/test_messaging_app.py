@@ -397,11 +397,6 @@ def test_json_with_a_charset_is_json(owner, connection, deliver):
             id="message-without-sender",
         ),
         pytest.param(
-            json.dumps(webhook(statuses=[status("wamid.OUT1", "exploded")])).encode(),
-            "statuses.status",
-            id="unknown-status",
-        ),
-        pytest.param(
             json.dumps(webhook(messages=[text(n) for n in range(101)])).encode(), "entry", id="over-100-items"
         ),
         pytest.param(
@@ -617,3 +612,12 @@ def test_each_number_routes_to_its_own_practice(owner, api, outsider, connection
     assert not ParkedCallback.objects.exists()
     theirs = outsider.api_client().get("/conversations").json()["items"]
     assert len(theirs) == 1 and theirs[0]["id"] != api.get("/conversations").json()["items"][0]["id"]
+
+
+def test_a_status_that_is_not_about_delivery_is_skipped_and_the_rest_of_the_body_kept(owner, connection, deliver):
+    """Statuses such as deleted or warning (or one the platform adds later) say nothing about our messages."""
+    body = webhook(messages=[text(1)], statuses=[status("wamid.OUT1", "deleted"), status("wamid.OUT2", "exploded")])
+    response = deliver(raw=json.dumps(body).encode())
+    assert response.status_code == 200, response.content
+    assert response.json() == {"stored": 1, "duplicates": 0, "parked": False}
+    assert Message.objects.for_org(owner.organization).count() == 1

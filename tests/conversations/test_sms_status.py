@@ -10,7 +10,7 @@ from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.utils import timezone
 
-from apps.conversations.models import Message, ParkedCallback
+from apps.conversations.models import InboundDelivery, Message, ParkedCallback
 from apps.events.models import Event
 from config.asgi import application
 from tests.conversations.conftest import AUTH_TOKEN, PRACTICE_NUMBER, twilio_signature
@@ -154,3 +154,11 @@ def test_an_inbound_message_reaches_the_live_updates_socket(owner, inbound, monk
     assert received["data"]["channel"] == "sms" and received["data"]["direction"] == "inbound"
     assert {"conversation.created", "message.received"} <= {frame["type"] for frame in frames}
     assert all("Dato personale" not in json.dumps(frame) for frame in frames)
+
+
+@pytest.mark.parametrize("status", ["receiving", "received", "partially_delivered"])
+def test_statuses_about_receiving_are_acknowledged_and_ignored(owner, outbound, report, status):
+    assert report(status).status_code == 200
+    outbound.refresh_from_db()
+    assert outbound.status == "queued"
+    assert not InboundDelivery.objects.for_org(owner.organization).exists()

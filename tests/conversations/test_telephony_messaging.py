@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import connection as database
 from django.utils import timezone
 
-from apps.conversations.models import InboundDelivery, Message, ParkedCallback
+from apps.conversations.models import ContactBlock, InboundDelivery, Message, ParkedCallback
 from apps.events.models import Event
 from tests.conversations.conftest import TelnyxAccount, connect
 
@@ -212,15 +212,17 @@ def test_dismiss_and_the_review_queue_is_the_practices_own(api, line, deliver, o
     assert api.get("/ingest-review?state=nonsense").status_code == 400
 
 
-def test_a_number_connected_by_another_practice_is_parked_for_the_token_owner_not_delivered_there(
-    api, line, deliver, outsider
-):
+def test_a_number_connected_by_another_practice_is_parked_for_the_operators_only(api, line, deliver, outsider):
+    """Signed with our account's key but for their number: neither practice sees it (the token's practice must not
+    read their patient's text, and their number is not on our account); the operators decide."""
     theirs = outsider.api_client()
     connect(theirs, "telephony_messaging", OTHER_NUMBER, {"publicKey": TelnyxAccount().public_key})
     response = deliver(event(to=OTHER_NUMBER))
     assert response.json()["parked"] is True
-    assert theirs.get("/conversations").json()["items"] == []
-    assert len(api.get("/ingest-review").json()["items"]) == 1
+    assert theirs.get("/conversations").json()["items"] == [] and theirs.get("/ingest-review").json()["items"] == []
+    assert api.get("/ingest-review").json()["items"] == []
+    parked = ParkedCallback.objects.get()
+    assert parked.organization_id is None and parked.receiving_address == OTHER_NUMBER
 
 
 def test_delivery_statuses_move_our_message_forward_once(api, owner, line, deliver):
@@ -277,3 +279,31 @@ def test_a_park_that_cannot_be_written_answers_503_with_retry_after(member_facto
     assert not ParkedCallback.objects.exists()
     # The retry, once the table is free, is parked.
     assert post(api, line, event(to=OTHER_NUMBER), account).json()["parked"] is True
+
+
+def test_a_stop_by_telephony_texting_blocks_the_number_for_sms_too(owner, line, deliver):
+    """Both reach the patient as SMS: the contact block is the number's, under channel sms, whichever kind carried
+    the STOP (the outbound recheck of part 2 reads it for both)."""
+    deliver(event(text="STOP"))
+    [block] = ContactBlock.objects.for_org(owner.organization).all()
+    assert (block.channel, block.address, block.blocked, block.reason) == ("sms", PATIENT, True, "stop_keyword")
+
+
+def test_nested_or_nul_bodies_are_400_not_500(client, line, account):
+    deep = b'{"data": ' * 5000 + b"{}" + b"}" * 5000
+    response = post(client, line, None, account, raw=deep)
+    assert response.status_code == 400 and response.json()["details"]["fields"] == {"body": ["is nested too deeply"]}
+    nul = post(client, line, event(text="ciao\u0000"), account)
+    assert nul.status_code == 400 and "data.payload.text" in nul.json()["details"]["fields"]
+    surrogate = post(client, line, None, account, raw=json.dumps(event()).encode().replace(b"Ciao", b"\\ud800"))
+    assert surrogate.status_code == 400, surrogate.content
+    assert not InboundDelivery.objects.unscoped().exists()
+
+
+def test_analysts_do_not_read_the_review_queue(api, owner, line, deliver, member_factory):
+    """Parked items carry patients' words: analysts read inbox counts only."""
+    deliver(event(to=OTHER_NUMBER))
+    analyst = member_factory(role="analyst", organization=owner.organization).api_client()
+    assert analyst.get("/ingest-review").status_code == 403
+    [parked] = api.get("/ingest-review").json()["items"]
+    assert analyst.get(f"/ingest-review/{parked['id']}").status_code == 403

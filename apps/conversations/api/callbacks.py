@@ -60,6 +60,18 @@ def field_error(name: str, problem: str) -> ValidationFailed:
     return ValidationFailed(f"{name}: {problem}", details={"fields": Camelized({name: [problem]})})
 
 
+def routing(kind: str, items: list[Item], connection: ChannelConnection, own: dict) -> dict:
+    """How a token route's items are routed: to the token's practice's connections (`own`); the rest parked for that
+    practice, except numbers another practice has connected, which are parked for the operators."""
+    unrouted = {item.recipient for item in items} - set(own)
+    elsewhere = selectors.connections_by_address(kind=kind, addresses=unrouted) if unrouted else {}
+    return {
+        "connections": own,
+        "attribute_to_id": connection.organization_id,
+        "owned_elsewhere": frozenset(elsewhere),
+    }
+
+
 class CallbackView(BaseApiView):
     public = True
     error_statuses = ("401",)  # CALLBACK_SIGNATURE_INVALID; 503 is CALLBACK_NOT_STORED with Retry-After
@@ -123,15 +135,11 @@ class SmsCallbackView(CallbackView):
         auth_token = self.credentials(connection)["auth_token"]
         header = request.headers.get(TwilioSms.signature_header, "")
         self.verified(TwilioSms.verify, auth_token, request.build_absolute_uri(), params, header)
-        item = self.parsed(type(self).parse_item, params)
+        item = self.parsed(type(self).parse_item, params)  # None: a status that says nothing about our messages
         # The number the provider says it reached must be this connection's, or the body is parked for the
         # practice to review (a number of its provider account that it has not connected here).
-        self.store(
-            kind=Kind.SMS,
-            items=[item],
-            connections={connection.address: connection},
-            attribute_to_id=connection.organization_id,
-        )
+        items = [item] if item is not None else []
+        self.store(kind=Kind.SMS, items=items, **routing(Kind.SMS, items, connection, {connection.address: connection}))
         return HttpResponse(EMPTY_TWIML, content_type="text/xml")
 
 
@@ -291,8 +299,9 @@ class EmailProviderView(CallbackView):
         "receipt: a delivery after it was stored, after five attempts or after 24 hours answers 200 and changes "
         "nothing. `email.received` becomes an inbox message of the connection whose address is a recipient (the "
         "text is read from the provider's API while processing); it counts against the platform-wide inbound "
-        "limit of 2,000 a minute and a per-sender fair-use quota (429 RATE_LIMITED with Retry-After, so the "
-        "provider retries). `email.bounced` (permanent) and `email.complained` block the address for e-mail and "
+        "limit of 2,000 a minute and the receiving address's fair-use quota (429 RATE_LIMITED with Retry-After, "
+        "so the provider retries; a refusal uses none of the five attempts). `email.bounced` (permanent) and "
+        "`email.complained` block the address for e-mail and "
         "withdraw the e-mail consent of the patients behind it; sent/delivered/delayed/failed/bounced move our "
         "messages' status. Events for addresses not connected here are parked for operator review.",
         parameters=[
@@ -316,13 +325,13 @@ class EmailProviderView(CallbackView):
             raise CallbackNotStored("The e-mail provider is not configured on this deployment.")
         self.verified(ResendEmail.verify, secrets, event_id, timestamp, signature, request.body, time.time())
         items = self.parsed(ResendEmail.items, request.body)
+        _take_inbound_email_tokens(items)  # before the receipt: a refusal here uses none of the five attempts
         try:
             attempt = services.email_event_attempt(event_id)
         except DatabaseError:
             raise CallbackNotStored() from None
         if not attempt:
             return Response({"stored": 0, "duplicates": len(items), "parked": False})
-        _take_inbound_email_tokens(items)
         connections = selectors.connections_by_address(kind=Kind.EMAIL, addresses={item.recipient for item in items})
         if connections:  # co-recipients that are not ours are nobody's business here; park only the unroutable
             items = [item for item in items if item.recipient in connections]
@@ -331,14 +340,15 @@ class EmailProviderView(CallbackView):
 
 
 def _take_inbound_email_tokens(items: list[Item]) -> None:
-    """Platform-wide inbound e-mail (2,000 a minute) and each sender's fair-use quota, before anything is stored.
-    The sender is keyed by its SHA-256 (no address in Redis). Redis unavailable: fail open (the mail is stored)."""
-    for sender in {item.sender for item in items if isinstance(item, InboundText)}:
-        key = hashlib.sha256(sender.encode()).hexdigest()[:32]
+    """Platform-wide inbound e-mail (2,000 a minute) and each receiving address's fair-use quota, before anything is
+    stored: one flooded inbox cannot use up the platform's share (keyed by the address's SHA-256; the sender is not
+    authenticated, so it is not what a quota may hang on). Redis unavailable: fail open (the mail is stored)."""
+    for address in {item.recipient for item in items if isinstance(item, InboundText)}:
+        key = hashlib.sha256(address.encode()).hexdigest()[:32]
         try:
             for name, setting in (
                 ("inbound-email:platform", "SVC_INBOUND_EMAIL_BUCKET"),
-                (f"inbound-email:sender:{key}", "SVC_INBOUND_EMAIL_SENDER_BUCKET"),
+                (f"inbound-email:address:{key}", "SVC_INBOUND_EMAIL_ADDRESS_BUCKET"),
             ):
                 burst, per_second = getattr(settings, setting)
                 allowed, retry_after = take_token(name, burst=burst, per_second=per_second)
@@ -383,14 +393,13 @@ class TelephonyMessagingView(CallbackView):
         timestamp = request.headers.get("telnyx-timestamp", "")
         self.verified(TelnyxMessaging.verify, public_key, signature, timestamp, request.body, time.time())
         items = self.parsed(TelnyxMessaging.items, request.body)
-        received = self.store(
+        # The receiving number resolves the practice: only the token's practice's numbers are delivered to.
+        own = selectors.connections_by_address(
             kind=Kind.TELEPHONY_MESSAGING,
-            items=items,
-            connections=selectors.connections_by_address(
-                kind=Kind.TELEPHONY_MESSAGING,
-                addresses={item.recipient for item in items},
-                organization=connection.organization_id,
-            ),
-            attribute_to_id=connection.organization_id,
+            addresses={item.recipient for item in items},
+            organization=connection.organization_id,
+        )
+        received = self.store(
+            kind=Kind.TELEPHONY_MESSAGING, items=items, **routing(Kind.TELEPHONY_MESSAGING, items, connection, own)
         )
         return Response(_acknowledgement(received))

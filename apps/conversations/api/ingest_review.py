@@ -1,6 +1,6 @@
 """The ingest-review queue (tag "ingest-review"): signed provider callbacks for a number or address the practice
 has not connected here (a number of its SMS or telephony account that is not set up as a connection), kept instead
-of dropped. A settings reader sees them; a settings editor replays one into a connection or dismisses it."""
+of dropped. Those who work the inbox see them; a settings editor replays one into a connection or dismisses it."""
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -92,7 +92,7 @@ class ReviewView(BaseApiView):
 
 
 class ParkedListView(ReviewView):
-    permission = "settings:read"
+    permission = "inbox:work"  # the items carry patients' words: those who work the inbox, not every settings reader
 
     @extend_schema(
         tags=TAGS,
@@ -100,9 +100,10 @@ class ParkedListView(ReviewView):
         parameters=[ParkedQuerySerializer],
         responses={200: ParkedPageSerializer},
         summary="Parked provider callbacks waiting for review",
-        description="Permission settings:read. Newest first, cursor paging; state parked by default (replayed "
-        "and dismissed ones stay listed under their state). Only callbacks whose route named this practice are "
-        "here; callbacks no route could attribute wait for the platform's operators.",
+        description="Permission inbox:work (the items carry patients' words). Newest first, cursor paging; state "
+        "parked by default (replayed and dismissed ones stay listed under their state). Only callbacks whose route "
+        "named this practice are here; callbacks no route could attribute, or for a number another practice has "
+        "connected, wait for the platform's operators.",
     )
     def get(self, request):
         query = self.parse_query(ParkedQuerySerializer).validated_data
@@ -117,14 +118,14 @@ class ParkedListView(ReviewView):
 
 
 class ParkedItemView(ReviewView):
-    permission = "settings:read"
+    permission = "inbox:work"
 
     @extend_schema(
         tags=TAGS,
         operation_id="ingest_review_get",
         responses={200: ParkedCallbackSerializer},
         summary="One parked callback",
-        description="Permission settings:read. Another practice's id answers 404.",
+        description="Permission inbox:work. Another practice's id answers 404.",
     )
     def get(self, request, id):
         return Response(ParkedCallbackSerializer(self.parked(id)).data)
