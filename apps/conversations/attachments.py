@@ -44,8 +44,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from apps.conversations.errors import AttachmentNotReady, AttachmentStorageUnavailable, AttachmentUnavailable
-from apps.conversations.models import Conversation, Kind, MessageAttachment
-from apps.conversations.services import connection_credentials
+from apps.conversations.models import Conversation, Health, Kind, MessageAttachment
+from apps.conversations.services import connection_credentials, connection_record_health
 from apps.core.errors import NotFound
 from apps.webhooks.public import Destination, UnsafeDestination, check_url_shape, vet
 
@@ -57,6 +57,7 @@ RETRY_BASE_SECONDS = 30  # 30 s, 1 min, 2 min, 4 min between the five attempts
 SWEEP_AFTER_SECONDS = 600  # a pending attachment untouched this long lost its task: the sweep asks again
 TIMEOUT = httpx.Timeout(30.0, connect=5.0)  # connect 5 s; each read (and write, pool wait) 30 s
 DOWNLOAD_DEADLINE_SECONDS = 120  # a whole transfer, however slowly the bytes drip (the task's soft limit is 240 s)
+CREDENTIALS_REFUSED = frozenset({"provider_http_401", "provider_http_403"})
 CLAIM_SECONDS = 300  # a copy's lease: longer than the task may run, so a lapsed lease means a dead worker
 MAX_REDIRECTS = 5
 MAX_JSON_BYTES = 64 * 1024  # the providers' media-lookup answers are a few hundred bytes
@@ -216,6 +217,12 @@ def _failed(attachment: MessageAttachment, failure: CopyFailed) -> tuple[str, in
         retry_in = RETRY_BASE_SECONDS * 2 ** (attachment.attempts - 1)
         outcome = "retrying"
     attachment.save(update_fields=["attempts", "last_error", "state", "claimed_until", "updated_at"])
+    if failure.reason in CREDENTIALS_REFUSED:  # the provider no longer accepts the connection's credentials
+        connection_record_health(
+            connection=attachment.message.conversation.connection,
+            health=Health.DEGRADED,
+            reason="the provider refused the connection's credentials for a media download",
+        )
     logger.info(
         "attachment %s copy failed (%s, attempt %d): %s", attachment.id, failure.reason, attachment.attempts, outcome
     )

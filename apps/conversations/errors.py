@@ -40,3 +40,9 @@ class ParkedAlreadyDecided(ApiError):
     status_code = 409
     code = "PARKED_CALLBACK_ALREADY_DECIDED"
     message = "This parked callback was already replayed or dismissed."
+
+
+class MessagingPlatformUnavailable(ServiceUnavailable):
+    code = "MESSAGING_PLATFORM_UNAVAILABLE"
+    message = "The messaging platform did not answer; the number could not be checked. Retry shortly."
+    retry_after = 30

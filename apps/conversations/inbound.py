@@ -21,6 +21,7 @@ from apps.conversations.models import (
     ContactBlock,
     Conversation,
     EmailEventReceipt,
+    Health,
     InboundDelivery,
     Kind,
     Message,
@@ -35,8 +36,10 @@ from apps.conversations.providers import (
     Suppression,
     item_from_payload,
     item_to_payload,
+    normalise_number,
     receipt_digest,
 )
+from apps.conversations.services import connection_record_health
 from apps.core.drains import request_drain, run_drain
 from apps.core.errors import ValidationFailed
 from apps.events.services import Actor, emit
@@ -133,6 +136,8 @@ def receive(
             ChannelConnection.objects.for_org(connection.organization_id).filter(
                 id=connection.id, status=Status.PENDING
             ).update(status=Status.ACTIVE, updated_at=timezone.now())
+        if connection.health != Health.HEALTHY:  # verified callbacks arriving: the provider side works
+            connection_record_health(connection=connection, health=Health.HEALTHY, reason="verified callbacks arriving")
         transaction.on_commit(lambda connection=connection: request_processing(connection))
     # One parked callback per receiving address: each is replayed into one connection, so items for two numbers
     # never travel together.
@@ -571,3 +576,35 @@ def _suppress(organization, connection: ChannelConnection, suppression: Suppress
 
 
 HANDLERS = {"message": _store_message, "status": _apply_status, "suppression": _suppress}
+
+
+def erase_inbound_of_patients(*, organization, patient_ids) -> None:
+    """Erasure hook: what the patients sent that is not a message yet goes with them, in the erasure's transaction:
+    items still waiting to be processed (which would otherwise re-create them as an enquiry) and parked items from
+    their numbers and addresses (a parked callback left with nothing is deleted)."""
+    patients = Patient.objects.for_org(organization).filter(id__in=list(patient_ids))
+    addresses = set(
+        Conversation.objects.for_org(organization)
+        .filter(patient_id__in=list(patient_ids))
+        .values_list("contact_address", flat=True)
+    )
+    for mobile, other, email in patients.values_list("phone_mobile", "phone_other", "email"):
+        addresses |= {normalise_number(number) for number in (mobile, other) if number}
+        addresses |= {email.lower()} if email else set()
+    addresses.discard("")
+    if not addresses:
+        return
+    InboundDelivery.objects.for_org(organization).filter(payload__sender__in=sorted(addresses)).delete()
+    carrying = Q()
+    for address in sorted(addresses):
+        carrying |= Q(items__contains=[{"sender": address}])
+    parked = ParkedCallback.objects.select_for_update().filter(carrying, organization=organization, state="parked")
+    for row in parked.order_by("id"):
+        kept = [item for item in row.items if item.get("sender") not in addresses]
+        if len(kept) == len(row.items):
+            continue
+        if kept:
+            row.items = kept
+            row.save(update_fields=["items", "updated_at"])
+        else:
+            row.delete()

@@ -19,6 +19,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from urllib.parse import parse_qsl
 
+import httpx
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
@@ -88,6 +89,10 @@ class MalformedCallback(ValueError):
     def __init__(self, field_name: str, problem: str):
         super().__init__(f"{field_name}: {problem}")
         self.field_name, self.problem = field_name, problem
+
+
+class ProviderUnreachable(RuntimeError):
+    """The provider did not answer (network error, timeout or a 5xx)."""
 
 
 class SignatureRefused(ValueError):
@@ -273,6 +278,25 @@ class WhatsAppCloud:
     @staticmethod
     def signature(app_secret: str, raw: bytes) -> str:
         return "sha256=" + hmac.new(app_secret.encode(), raw, hashlib.sha256).hexdigest()
+
+    @staticmethod
+    def number_reachable(graph_url: str, phone_number_id: str, access_token: str) -> bool:
+        """Graph GET /{phone-number-id} with the token: True when the platform answers with that number."""
+        try:
+            response = httpx.get(
+                f"{graph_url.rstrip('/')}/{phone_number_id}",
+                params={"fields": "id,display_phone_number,verified_name"},
+                headers={"Authorization": f"Bearer {access_token}"},
+                timeout=httpx.Timeout(10.0, connect=5.0),
+            )
+        except httpx.HTTPError:
+            raise ProviderUnreachable() from None
+        if response.status_code >= 500:
+            raise ProviderUnreachable()
+        try:
+            return response.status_code == 200 and str(response.json().get("id")) == phone_number_id
+        except (ValueError, AttributeError):
+            return False
 
     @classmethod
     def verify(cls, app_secret: str, raw: bytes, header: str) -> None:

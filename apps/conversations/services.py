@@ -5,10 +5,11 @@ import json
 import secrets
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from apps.conversations.errors import AddressAlreadyConnected
+from apps.conversations.errors import AddressAlreadyConnected, MessagingPlatformUnavailable
 from apps.conversations.models import (
     ChannelConnection,
     Conversation,
@@ -18,8 +19,9 @@ from apps.conversations.models import (
     ReadMark,
     Status,
 )
-from apps.conversations.providers import receipt_digest
+from apps.conversations.providers import ProviderUnreachable, WhatsAppCloud, receipt_digest
 from apps.core import crypto
+from apps.core.errors import ValidationFailed
 from apps.events.services import Actor, emit
 
 # Provider credentials per kind, by reference provider (research/providers.md): (required, optional) names. The
@@ -39,6 +41,14 @@ def _actor(user) -> Actor:
 
 def new_routing_token() -> str:
     return secrets.token_urlsafe(24)
+
+
+def assigned_inbound_address(local_part: str) -> str:
+    """The inbound e-mail address a practice receives at: its chosen first part, a private random suffix (so no
+    practice can take another's inbox by guessing or claiming its address first) and the platform's inbound
+    domain, whose mail the e-mail provider receives and posts to /webhooks/email-provider."""
+    suffix = "".join(secrets.choice("abcdefghijkmnpqrstuvwxyz23456789") for _ in range(10))
+    return f"{local_part}.{suffix}@{settings.SVC_INBOUND_EMAIL_DOMAIN}"
 
 
 def connection_credentials(connection: ChannelConnection) -> dict[str, str]:
@@ -63,23 +73,42 @@ def _save(connection: ChannelConnection) -> ChannelConnection:
     return connection
 
 
-@transaction.atomic
 def connection_create(*, organization, user, data: dict[str, Any]) -> ChannelConnection:
+    """A new connection, pending until its first verified callback. A messaging-app number is connected only with a
+    token the platform accepts for that number; an e-mail inbox gets an address of its own (no practice can claim
+    another's by typing it first). No transaction is open while the platform is asked."""
+    address = data["address"]
+    if data["kind"] == Kind.MESSAGING_APP:
+        _require_number_access(address, data["credentials"]["access_token"])
+    if data["kind"] == Kind.EMAIL:
+        address = assigned_inbound_address(address)
     connection = ChannelConnection(
         organization=organization,
         kind=data["kind"],
         name=data["name"],
-        address=data["address"],
+        address=address,
         routing_token=new_routing_token(),
     )
     _store_credentials(connection, data["credentials"])
     return _save(connection)
 
 
-@transaction.atomic
 def connection_update(*, organization, user, connection: ChannelConnection, data: dict[str, Any]) -> ChannelConnection:
     """Rename, replace some credentials (the others kept), or change status: disconnected releases the address;
-    pending or active again claims it back (409 when another practice has it meanwhile)."""
+    pending or active again claims it back (409 when another practice has it meanwhile). A messaging-app number is
+    asked of the platform again when its token changes or it is reconnected."""
+    if connection.kind == Kind.MESSAGING_APP:
+        reconnecting = (
+            data.get("status") in (Status.PENDING, Status.ACTIVE) and connection.status == Status.DISCONNECTED
+        )
+        token = (data.get("credentials") or {}).get("access_token")
+        if token or reconnecting:
+            _require_number_access(connection.address, token or connection_credentials(connection)["access_token"])
+    return _apply_update(connection, data)
+
+
+@transaction.atomic
+def _apply_update(connection: ChannelConnection, data: dict[str, Any]) -> ChannelConnection:
     if "name" in data:
         connection.name = data["name"]
     if data.get("credentials"):
@@ -89,6 +118,24 @@ def connection_update(*, organization, user, connection: ChannelConnection, data
         connection.status = status
         connection.disconnected_at = timezone.now() if status == Status.DISCONNECTED else None
     return _save(connection)
+
+
+def _require_number_access(phone_number_id: str, access_token: str) -> None:
+    """The messaging platform must confirm that this token reaches this phone number id (Graph GET /{id}): the
+    platform signs every number's callbacks with one app secret, so the number is what ties them to a practice,
+    and nobody may connect a number they cannot use. Without a Graph URL (a development machine: the sandbox
+    transport) nothing is asked."""
+    graph_url = settings.SVC_MESSAGING_APP_GRAPH_URL
+    if not graph_url:
+        return
+    try:
+        confirmed = WhatsAppCloud.number_reachable(graph_url, phone_number_id, access_token)
+    except ProviderUnreachable:
+        raise MessagingPlatformUnavailable() from None
+    if not confirmed:
+        raise ValidationFailed.for_field(
+            "credentials", "the messaging platform does not accept this access token for this phone number id"
+        )
 
 
 def connection_disconnect(*, organization, user, connection: ChannelConnection) -> ChannelConnection:

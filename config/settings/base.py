@@ -354,6 +354,8 @@ SVC_ENCRYPTION_KEYS = [k for k in (env("SVC_ENCRYPTION_KEYS", "") or "").split("
 SVC_MESSAGING_APP_SECRET = env("SVC_MESSAGING_APP_SECRET", "") or ""
 SVC_MESSAGING_APP_VERIFY_TOKEN = env("SVC_MESSAGING_APP_VERIFY_TOKEN", "") or ""
 SVC_EMAIL_WEBHOOK_SECRETS = [s for s in (env("SVC_EMAIL_WEBHOOK_SECRETS", "") or "").split(",") if s]
+# The domain the e-mail provider receives for (MX to it): practices' inbound addresses are assigned on it.
+SVC_INBOUND_EMAIL_DOMAIN = (env("SVC_INBOUND_EMAIL_DOMAIN", "inbound.localhost") or "inbound.localhost").lower()
 # Inbound e-mail limits (spec Limits), as (burst, tokens per second): platform-wide 2,000 a minute (a burst of 200,
 # so no minute passes 2,200), and each receiving address's fair-use quota (a burst of 60, then 600 an hour).
 SVC_INBOUND_EMAIL_BUCKET = (200, 2000 / 60)

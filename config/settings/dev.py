@@ -1,5 +1,7 @@
 """Local development: `make run`. Errors stay JSON even here (core.middleware.JsonErrorMiddleware)."""
 
+import os
+
 from .base import *  # noqa: F403
 from .base import env_bool
 
@@ -11,3 +13,6 @@ EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
 SVC_MESSAGING_APP_SECRET = SVC_MESSAGING_APP_SECRET or "dev-messaging-app-secret"  # noqa: F405
 SVC_MESSAGING_APP_VERIFY_TOKEN = SVC_MESSAGING_APP_VERIFY_TOKEN or "dev-verify-token"  # noqa: F405
 SVC_EMAIL_WEBHOOK_SECRETS = SVC_EMAIL_WEBHOOK_SECRETS or ["whsec_ZGV2LWUtbWFpbC1zaWduaW5nLXNlY3JldA=="]  # noqa: F405
+# No messaging platform to ask on a development machine (the sandbox transport): numbers connect unchecked unless a
+# Graph URL is given in the environment.
+SVC_MESSAGING_APP_GRAPH_URL = os.environ.get("SVC_MESSAGING_APP_GRAPH_URL", "")

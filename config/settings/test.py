@@ -38,3 +38,6 @@ STORAGES["default"] = {"BACKEND": "django.core.files.storage.FileSystemStorage",
 SVC_MESSAGING_APP_SECRET = "test-messaging-app-secret"
 SVC_MESSAGING_APP_VERIFY_TOKEN = "test-verify-token"
 SVC_EMAIL_WEBHOOK_SECRETS = ["whsec_dGVzdC1lLW1haWwtc2lnbmluZy1zZWNyZXQ="]
+SVC_INBOUND_EMAIL_DOMAIN = "inbound.practice.example"
+# No messaging platform outside tests/conversations (whose `graph` fixture serves one locally): never the internet.
+SVC_MESSAGING_APP_GRAPH_URL = ""

@@ -4,6 +4,7 @@ import base64
 import hashlib
 import hmac
 import json
+import re
 from urllib.parse import urlencode
 
 import pytest
@@ -39,6 +40,32 @@ def connect_sms(api) -> dict:
 @pytest.fixture
 def connection(api):
     return connect_sms(api)
+
+
+GRAPH_FIELDS = "id,display_phone_number,verified_name"
+REFUSED_TOKEN = "EAAG-refused"
+
+
+@pytest.fixture(autouse=True)
+def graph(httpserver, settings):
+    """The messaging platform's Graph API on a local server, as connecting a number asks it: GET /{phone-number-id}
+    with the number's token answers the number, except for REFUSED_TOKEN (Graph's 400 OAuthException 190)."""
+    from werkzeug import Response
+
+    def number(request):
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ")
+        if not token or token == REFUSED_TOKEN:
+            error = {"message": "Invalid OAuth access token.", "type": "OAuthException", "code": 190}
+            return Response(json.dumps({"error": error}), status=400, content_type="application/json")
+        number_id = request.path.rsplit("/", 1)[-1]
+        found = {"id": number_id, "display_phone_number": "+39 02 1234 5678", "verified_name": "Studio Rossi"}
+        return Response(json.dumps(found), content_type="application/json")
+
+    httpserver.expect_request(
+        re.compile(r"^/v21\.0/\d+$"), method="GET", query_string={"fields": GRAPH_FIELDS}
+    ).respond_with_handler(number)
+    settings.SVC_MESSAGING_APP_GRAPH_URL = httpserver.url_for("/v21.0")
+    return httpserver
 
 
 def deliver(client, connection, params: dict, *, signature: str | None = None, token: str | None = None, **headers):

@@ -422,7 +422,9 @@ def test_a_whatsapp_token_the_graph_refuses_is_retried_then_unavailable(
 
     attachment.refresh_from_db()
     assert (attachment.state, attachment.attempts, attachment.last_error) == ("unavailable", 5, "provider_http_401")
-    assert len(httpserver.log) == 5
+    assert len([request for request, _ in httpserver.log if request.path.endswith("/1037543291543636")]) == 5
+    connection.refresh_from_db()  # the platform refusing the number's token shows on the connection
+    assert connection.health == "degraded" and "refused the connection's credentials" in connection.health_reason
 
 
 def test_an_email_attachment_is_fetched_from_the_received_email_api(
@@ -430,7 +432,7 @@ def test_an_email_attachment_is_fetched_from_the_received_email_api(
 ):
     media_settings.SVC_EMAIL_PROVIDER_API_URL = httpserver.url_for("/resend")
     media_settings.SVC_EMAIL_PROVIDER_API_KEY = "re_platform_key"
-    connection = connect(api, Kind.EMAIL, "reception@inbound.example.com", {})
+    connection = connect(api, Kind.EMAIL, "reception", {})
     email_id, attachment_id = "4ef9a417-02e9-4d39-ad75-9611e0fcc33c", "2a0c9ce0-3112-4728-976e-47ddcd16a318"
     download = httpserver.url_for("/resend-cdn/ricetta.pdf") + "?token=signed"
     httpserver.expect_request(
@@ -477,7 +479,7 @@ def test_without_an_email_api_key_the_attachment_is_unavailable_at_once(
     owner, api, patient, httpserver, media_settings, django_capture_on_commit_callbacks
 ):
     media_settings.SVC_EMAIL_PROVIDER_API_KEY = ""
-    connection = connect(api, Kind.EMAIL, "reception@inbound.example.com", {})
+    connection = connect(api, Kind.EMAIL, "reception", {})
     attachment = attachment_on(connection, patient, provider_message_id="e1", provider_media_id="a1")
 
     with django_capture_on_commit_callbacks(execute=True):

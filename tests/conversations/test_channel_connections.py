@@ -4,6 +4,7 @@ rotate the routing token; health changes emit channel_connection.health_changed;
 
 import base64
 import json
+import re
 
 import pytest
 from cryptography.hazmat.primitives import serialization
@@ -37,7 +38,7 @@ def body(kind: str, **overrides) -> dict:
             "credentials": {"accessToken": "EAAG-x"},
         },
         "email": {
-            "address": "Inbox@Reply.Example.com",
+            "address": "Reception",
             "credentials": {},
         },
         "telephony_messaging": {
@@ -61,7 +62,7 @@ def patch(client, id, data):
     [
         ("sms", "+393331234567", "/webhooks/sms/{token}"),
         ("messaging_app", "106540352242922", "/webhooks/messaging-app"),
-        ("email", "inbox@reply.example.com", "/webhooks/email-provider"),
+        ("email", r"reception\.[a-z2-9]{10}@inbound\.practice\.example", "/webhooks/email-provider"),
         ("telephony_messaging", "+14155550100", "/webhooks/telephony-messaging/{token}"),
     ],
 )
@@ -70,7 +71,11 @@ def test_connect_each_kind_without_ever_returning_credentials(api, owner, kind, 
     response = post(api, data)
     assert response.status_code == 201, response.content
     created = response.json()
-    assert created["kind"] == kind and created["address"] == address and created["status"] == "pending"
+    assert created["kind"] == kind and created["status"] == "pending"
+    if kind == "email":  # the chosen first part, a private suffix, the platform's inbound domain
+        assert re.fullmatch(address, created["address"]), created["address"]
+    else:
+        assert created["address"] == address
     assert created["health"] == "unknown"
     assert sorted(created["credentialKeys"]) == sorted(data["credentials"])
     assert created["callbackUrl"] == "http://testserver" + callback.format(token=created["routingToken"])
@@ -92,6 +97,7 @@ def test_connect_each_kind_without_ever_returning_credentials(api, owner, kind, 
         (body("sms", address="333 123"), "address"),
         (body("messaging_app", address="not-an-id"), "address"),
         (body("email", address="not an address"), "address"),
+        (body("email", address="reception@studio.example"), "address"),  # the domain is the platform's
         (body("sms", credentials={"accountSid": "AC1"}), "credentials"),  # authToken missing
         (body("sms", credentials={"accountSid": "AC1", "authToken": "x", "apiKey": "y"}), "credentials"),
         (body("telephony_messaging", credentials={"publicKey": "bm90LWEta2V5"}), "credentials"),
@@ -216,3 +222,35 @@ def test_a_health_change_emits_one_event_without_the_address_or_credentials(api,
     assert "+393331234567" not in text and "sms-auth-token-secret" not in text
     read = api.get(f"{BASE}/{created['id']}").json()
     assert read["health"] == "healthy" and read["healthChangedAt"]
+
+
+def test_two_practices_choosing_the_same_inbox_name_get_different_private_addresses(api, outsider):
+    """An inbound address cannot be claimed by guessing: each connection's has its own random suffix."""
+    mine = post(api, body("email")).json()
+    theirs = post(outsider.api_client(), body("email")).json()
+    assert mine["address"] != theirs["address"]
+    assert mine["address"].startswith("reception.") and theirs["address"].startswith("reception.")
+
+
+def test_a_messaging_app_number_connects_only_with_a_token_the_platform_accepts_for_it(api, owner, graph, settings):
+    """One app secret signs every number's callbacks, so the number ties them to a practice: the platform (Graph
+    GET /{phone-number-id} with the token) must confirm the token reaches it, on connect, token change and reconnect."""
+    from tests.conversations.conftest import REFUSED_TOKEN
+
+    refused = post(api, body("messaging_app", credentials={"accessToken": REFUSED_TOKEN}))
+    assert refused.status_code == 400 and "credentials" in refused.json()["details"]["fields"]
+    assert not ChannelConnection.objects.for_org(owner.organization).exists()
+    asked = [request for request, _ in graph.log if request.path == "/v21.0/106540352242922"]
+    assert asked and asked[-1].headers["Authorization"] == f"Bearer {REFUSED_TOKEN}"
+
+    created = post(api, body("messaging_app")).json()
+    assert patch(api, created["id"], {"credentials": {"accessToken": REFUSED_TOKEN}}).status_code == 400
+    api.delete(f"{BASE}/{created['id']}")
+    asked_before = len(graph.log)
+    assert patch(api, created["id"], {"status": "pending"}).status_code == 200  # reconnecting asks again
+    assert len(graph.log) == asked_before + 1
+
+    settings.SVC_MESSAGING_APP_GRAPH_URL = "http://127.0.0.1:9/v21.0"  # nothing answers there
+    down = post(api, body("messaging_app", address="106540352242999"))
+    assert down.status_code == 503 and down.json()["code"] == "MESSAGING_PLATFORM_UNAVAILABLE"
+    assert down.headers["Retry-After"]

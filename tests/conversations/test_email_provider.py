@@ -33,8 +33,7 @@ from tests.conversations.conftest import connect, svix_headers
 from tests.helpers import assert_error
 
 URL = "/webhooks/email-provider"
-INBOX = "reception@inbound.practice.example"
-PRACTICE_SENDER = f"Studio Dentistico Rossi <{INBOX}>"
+INBOX = ""  # the address the service assigned to this test's connection (the `connection` fixture sets it)
 MARIA = "Maria Rossi <maria@example.com>"
 API_KEY = "re_test_2c7Lq9ZKx"
 ANOTHER_SECRET = "whsec_YW5vdGhlci1zaWduaW5nLXNlY3JldC1vZi10aGUtcGxhdGZvcm0="
@@ -52,7 +51,8 @@ def event_id() -> str:
     return "msg_" + uuid.uuid4().hex[:27]
 
 
-def received(email_id: str, *, sender: str = MARIA, to=(INBOX,), subject: str = "Dolore al molare", attachments=()):
+def received(email_id: str, *, sender: str = MARIA, to=None, subject: str = "Dolore al molare", attachments=()):
+    to = to if to is not None else (INBOX,)
     return {
         "type": "email.received",
         "created_at": "2025-11-22T23:41:12.126Z",
@@ -70,7 +70,8 @@ def received(email_id: str, *, sender: str = MARIA, to=(INBOX,), subject: str = 
     }
 
 
-def outbound_event(kind: str, email_id: str, *, to=("maria@example.com",), sender: str = PRACTICE_SENDER, **extra):
+def outbound_event(kind: str, email_id: str, *, to=("maria@example.com",), sender: str | None = None, **extra):
+    sender = sender or f"Studio Dentistico Rossi <{INBOX}>"
     return {
         "type": kind,
         "created_at": "2025-11-22T23:41:12.126Z",
@@ -114,7 +115,11 @@ def post(
 
 @pytest.fixture
 def connection(api):
-    return connect(api, "email", INBOX)
+    """The practice's inbox: the service assigns the address (reception.<private suffix>@inbound.practice.example)."""
+    global INBOX
+    made = connect(api, "email", "reception")
+    INBOX = made["address"]
+    return made
 
 
 @pytest.fixture
@@ -355,8 +360,7 @@ def test_one_email_under_two_event_ids_is_stored_once(owner, connection, resend,
 
 
 def test_an_email_to_two_practices_inboxes_lands_in_each(owner, outsider, connection, resend, deliver):
-    theirs = "info@inbound.other-practice.example"
-    connect(outsider.api_client(), "email", theirs)
+    theirs = connect(outsider.api_client(), "email", "info")["address"]
     email_id = new_id()
     resend(email_id)
     response = deliver(received(email_id, to=[INBOX, theirs]))
@@ -533,7 +537,9 @@ def without(event: dict, name: str) -> dict:
             id="to-not-a-list",
         ),
         pytest.param(
-            json.dumps(outbound_event("email.bounced", "e", bounce="Permanent")).encode(),
+            json.dumps(
+                outbound_event("email.bounced", "e", sender="reception.x@inbound.practice.example", bounce="Permanent")
+            ).encode(),
             "data.bounce",
             id="bounce-not-an-object",
         ),

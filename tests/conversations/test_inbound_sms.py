@@ -7,7 +7,14 @@ import json
 
 import pytest
 
-from apps.conversations.models import ChannelConnection, ContactBlock, Conversation, InboundDelivery, Message
+from apps.conversations.models import (
+    ChannelConnection,
+    ContactBlock,
+    Conversation,
+    InboundDelivery,
+    Message,
+    ParkedCallback,
+)
 from apps.conversations.tasks import sweep_deliveries
 from apps.events.models import Event
 from apps.patients import services as patient_services
@@ -116,6 +123,21 @@ def test_credentials_that_cannot_be_decrypted_answer_503_for_a_retry(owner, clie
     assert response.status_code == 503 and response.json()["code"] == "CALLBACK_NOT_STORED"
     assert response["Retry-After"]
     assert not InboundDelivery.objects.for_org(owner.organization).exists()
+    # The connection's health says so, once (one event), and a working callback later makes it healthy again.
+    unhealthy = ChannelConnection.objects.for_org(owner.organization).get()
+    assert (unhealthy.health, unhealthy.health_reason) == ("unhealthy", "credentials cannot be decrypted")
+    deliver(client, connection, sms(2))
+    changes = Event.objects.for_org(owner.organization).filter(type="channel_connection.health_changed")
+    assert [e.data["health"] for e in changes] == ["unhealthy"]
+
+
+def test_verified_callbacks_make_a_connection_healthy_with_one_event(owner, api, connection, inbound):
+    inbound(sms(1))
+    inbound(sms(2))
+    assert api.get(f"/settings/channel-connections/{connection['id']}").json()["health"] == "healthy"
+    [change] = Event.objects.for_org(owner.organization).filter(type="channel_connection.health_changed")
+    assert (change.data["previousHealth"], change.data["health"]) == ("unknown", "healthy")
+    assert "+39" not in str(change.data)
 
 
 def test_a_disconnected_or_rotated_token_no_longer_routes(api, client, connection):
@@ -191,6 +213,20 @@ def test_erasing_the_patient_deletes_the_conversation_and_messages(owner, api, i
     patient_services.patient_erase(organization=owner.organization, patient=patient)
     assert not Conversation.objects.for_org(owner.organization).exists()
     assert not Message.objects.for_org(owner.organization).exists()
+
+
+def test_erasure_takes_what_the_patient_sent_that_is_still_waiting_or_parked(owner, api, client, connection, inbound):
+    patient = PatientFactory(organization=owner.organization, phone_mobile="+393331234567")
+    inbound(sms(1))
+    assert deliver(client, connection, sms(2)).status_code == 200  # stored, not processed yet (no commit hooks)
+    inbound(sms(3, To="+390200000001"))  # to a number not connected: parked
+    inbound(sms(4, sender="+393330000000", To="+390200000001"))  # someone else's, parked beside it
+    assert InboundDelivery.objects.for_org(owner.organization).count() == 1
+    assert ParkedCallback.objects.filter(organization=owner.organization).count() == 2
+    patient_services.patient_erase(organization=owner.organization, patient=patient)
+    assert not InboundDelivery.objects.for_org(owner.organization).exists()
+    parked = ParkedCallback.objects.filter(organization=owner.organization)
+    assert [item["sender"] for row in parked for item in row.items] == ["+393330000000"]
 
 
 def test_merging_moves_the_duplicates_messages_into_the_survivors_conversation(owner, inbound):

@@ -35,7 +35,7 @@ def test_every_kind_can_be_simulated(live_server, settings, capsys):
     public, private = lines["public key"].strip(), lines["private key"].strip()
     connections = {
         "messaging_app": connect(api, "messaging_app", "106540352242922", {"accessToken": "EAAG-dev"}),
-        "email": connect(api, "email", "reception@inbound.practice.example"),
+        "email": connect(api, "email", "reception"),
         "telephony_messaging": connect(api, "telephony_messaging", "+14155550100", {"publicKey": public}),
     }
     senders = {"messaging_app": "+393331234567", "email": "maria@example.com", "telephony_messaging": "+393339876543"}

@@ -2,6 +2,7 @@
 provider's signature over the body as received, then parsing, then every item stored (or parked) in one
 transaction before the acknowledgement; processing happens in Celery (apps.conversations.inbound)."""
 
+import contextlib
 import hashlib
 import logging
 import time
@@ -17,7 +18,7 @@ from rest_framework.response import Response
 
 from apps.conversations import inbound, selectors, services
 from apps.conversations.errors import CallbackNotStored, CallbackSignatureInvalid
-from apps.conversations.models import ChannelConnection, Kind
+from apps.conversations.models import ChannelConnection, Health, Kind
 from apps.conversations.providers import (
     MAX_EVENT_ID_BYTES,
     InboundText,
@@ -102,6 +103,10 @@ class CallbackView(BaseApiView):
             return services.connection_credentials(connection)
         except ValueError:  # encrypted with a key this deployment no longer has: ours to fix, the provider retries
             logger.error("channel connection %s: credentials cannot be decrypted", connection.id)
+            with contextlib.suppress(DatabaseError):  # the 503 stands either way
+                services.connection_record_health(
+                    connection=connection, health=Health.UNHEALTHY, reason="credentials cannot be decrypted"
+                )
             raise CallbackNotStored() from None
 
     @staticmethod

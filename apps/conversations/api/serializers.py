@@ -4,7 +4,6 @@ import base64
 import binascii
 import re
 
-from django.core.validators import validate_email
 from rest_framework import serializers
 
 from apps.conversations.models import ChannelConnection, Kind, Status
@@ -14,6 +13,7 @@ from apps.core.serializers import StrictSerializer
 
 _E164 = re.compile(r"^\+[1-9]\d{6,14}$")
 _PHONE_NUMBER_ID = re.compile(r"^\d{5,32}$")
+_LOCAL_PART = re.compile(r"^[a-z0-9](?:[a-z0-9.-]{0,38}[a-z0-9])?$")
 # The contract's callback path per kind (spec, "Provider callbacks received"). The messaging platform and the
 # e-mail provider post every account's callbacks to one URL (the phone number id or address routes them).
 CALLBACK_PATHS = {
@@ -41,10 +41,11 @@ def normalised_address(kind: str, address: str) -> str:
             raise serializers.ValidationError("must be the business phone number id (digits only)")
     else:
         value = value.lower()
-        try:
-            validate_email(value)
-        except Exception:
-            raise serializers.ValidationError("must be the inbound e-mail address") from None
+        if not _LOCAL_PART.match(value):
+            raise serializers.ValidationError(
+                "must be the inbound address's first part (letters, digits, dots and hyphens, such as reception): "
+                "the service completes it with a private suffix and the platform's inbound domain"
+            )
     return value
 
 
@@ -115,7 +116,9 @@ class ChannelConnectionCreateSerializer(StrictSerializer):
     address = serializers.CharField(
         max_length=254,
         help_text="sms and telephony_messaging: the number (E.164); messaging_app: the business phone number id; "
-        "email: the inbound address.",
+        "email: the first part of the inbound address (such as reception): the answer's address is it with a private "
+        "suffix on the platform's inbound domain (reception.k3j9x2ab@inbound.…), where the practice forwards its "
+        "public address. Nobody can claim another practice's inbox by guessing it.",
     )
     credentials = serializers.DictField(
         child=serializers.CharField(min_length=1, max_length=512),
