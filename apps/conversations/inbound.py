@@ -8,6 +8,8 @@ import re
 import uuid
 from dataclasses import dataclass
 
+import phonenumbers
+from celery.exceptions import SoftTimeLimitExceeded
 from django.db import connection as database
 from django.db import transaction
 from django.db.models import Q
@@ -282,6 +284,7 @@ def inbound_process_many(delivery_ids: list) -> int:
     (the sweep retries it; after five attempts it is marked failed with the error's type, never its text, which
     can quote the body). The senders' contact locks are taken up front in one order, so two groups never wait on
     each other in a cycle. Returns how many were done."""
+    texts, unavailable = _email_texts(delivery_ids)  # read before any lock is taken: a slow provider holds none
     done = 0
     with transaction.atomic():
         deliveries = list(
@@ -292,18 +295,40 @@ def inbound_process_many(delivery_ids: list) -> int:
             .filter(id__in=delivery_ids, state=InboundDelivery.State.RECEIVED)
             .order_by("created_at", "id")
         )
-        items = [(delivery, item_from_payload(delivery.payload)) for delivery in deliveries]
+        items = [(delivery, texts.get(delivery.id) or item_from_payload(delivery.payload)) for delivery in deliveries]
         _lock_contacts(sorted({(d.organization_id, i.sender) for d, i in items if isinstance(i, InboundText)}))
         for delivery, item in items:
             try:
                 with transaction.atomic():
+                    if delivery.id in unavailable:
+                        raise unavailable[delivery.id]
                     HANDLERS[item.type](delivery.organization, delivery.connection, item, delivery.created_at)
                     delivery.delete()
                 done += 1
+            except SoftTimeLimitExceeded:
+                raise  # the task's time is up: the rest waits for the next drain or the sweep
             except Exception as exc:
                 _count_failure(delivery.id, type(exc).__name__)
                 logger.warning("inbound delivery %s not processed (%s)", delivery.id, type(exc).__name__)
     return done
+
+
+def _email_texts(delivery_ids: list) -> tuple[dict, dict]:
+    """The texts of inbound e-mails among these items, read from the provider before processing (its webhook
+    carries metadata only): {delivery id: the item with its text}, and {delivery id: the error} for those the
+    provider did not give (processed as failures, so retried)."""
+    texts, unavailable = {}, {}
+    waiting = InboundDelivery.unscoped_objects.filter(
+        id__in=delivery_ids, state=InboundDelivery.State.RECEIVED, connection__kind=Kind.EMAIL
+    ).values_list("id", "payload")
+    for delivery_id, payload in waiting:
+        item = item_from_payload(payload)
+        if isinstance(item, InboundText) and not item.body:
+            try:
+                texts[delivery_id] = email_bodies.completed(item)
+            except email_bodies.EmailBodyUnavailable as error:
+                unavailable[delivery_id] = error
+    return texts, unavailable
 
 
 def _lock_contacts(contacts: list[tuple]) -> None:
@@ -330,13 +355,13 @@ def _count_failure(delivery_id, error: str) -> None:
 
 
 def _contact_patients(organization, address: str) -> list[Patient]:
-    """The practice's unmerged patients with this number (exactly, or without a 1-3 digit country code) or this
-    e-mail address, most recently updated first; at most one more than a contact may stand for."""
+    """The practice's unmerged patients with this number (as the stored digits may spell it: international, with
+    00, or national) or this e-mail address, most recently updated first; at most one more than a contact may stand
+    for."""
     if "@" in address:
         condition = Q(email__iexact=address)
     else:
-        digits = re.sub(r"\D", "", address)
-        numbers = {digits} | {digits[n:] for n in (1, 2, 3) if len(digits) - n >= 9}
+        numbers = number_spellings(address)
         condition = Q(mobile_digits__in=numbers) | Q(other_digits__in=numbers)
     patients = (
         Patient.objects.for_org(organization)
@@ -348,6 +373,22 @@ def _contact_patients(organization, address: str) -> list[Patient]:
     return list(patients[: MAX_PATIENTS_PER_CONTACT + 1])
 
 
+def number_spellings(number: str) -> set[str]:
+    """The digit strings a patient's stored number may have for this international number: +39 333 1234567 is
+    393331234567, 00393331234567, 3331234567; +44 7700 900123 also 07700900123 (the national trunk prefix). Only
+    the number's real country code is dropped (phonenumbers), never a guess at 1-3 leading digits."""
+    digits = re.sub(r"\D", "", number)
+    spellings = {digits, f"00{digits}"}
+    try:
+        parsed = phonenumbers.parse(f"+{digits}")
+    except phonenumbers.NumberParseException:
+        parsed = None
+    if parsed is not None:
+        spellings.add(phonenumbers.national_significant_number(parsed))
+        spellings.add(re.sub(r"\D", "", phonenumbers.format_number(parsed, phonenumbers.PhoneNumberFormat.NATIONAL)))
+    return {spelling for spelling in spellings if len(spelling) >= 6}
+
+
 def _enquiry(organization, connection: ChannelConnection, address: str) -> Patient:
     contact = {"email": address} if connection.kind == Kind.EMAIL else {"phone_mobile": address}
     data = {"first_name": "Unknown", "last_name": "", "status": PatientStatus.ENQUIRY, **contact}
@@ -356,8 +397,6 @@ def _enquiry(organization, connection: ChannelConnection, address: str) -> Patie
 
 def _store_message(organization, connection: ChannelConnection, inbound: InboundText, received_at) -> Message:
     # The sender's contact lock is held (inbound_process_many took it before any item).
-    if connection.kind == Kind.EMAIL and not inbound.body:
-        inbound = email_bodies.completed(inbound)  # the provider's webhook carries metadata only
     now = received_at
     patients = _contact_patients(organization, inbound.sender)
     patient = patients[0] if patients else _enquiry(organization, connection, inbound.sender)

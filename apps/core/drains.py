@@ -8,6 +8,7 @@ dies leaves the flag to expire. A broker or Redis outage never fails the store: 
 import logging
 from collections.abc import Callable
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.db.models import QuerySet
 from django_redis import get_redis_connection
 
@@ -58,6 +59,8 @@ def run_drain(
             seen.update(group)
             try:
                 done += process_many(group) if process_many is not None else int(bool(process(group[0])))
+            except SoftTimeLimitExceeded:
+                raise  # the task's time is up: stop here (the flag expires, the sweep takes the rest)
             except Exception as exc:
                 # The type only: a database error's detail can quote the values a patient sent.
                 logger.warning(

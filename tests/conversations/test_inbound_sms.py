@@ -296,3 +296,19 @@ def test_text_postgresql_cannot_store_is_refused_naming_the_field(owner, client,
 def test_a_token_we_never_issue_is_404_before_any_lookup(client, connection, token):
     response = client.post(f"/webhooks/sms/{token}", "a=b", content_type="application/x-www-form-urlencoded")
     assert response.status_code == 404 and response.json()["code"] == "NOT_FOUND"
+
+
+def test_a_sender_matches_the_patient_however_the_number_was_stored_and_never_a_shorter_lookalike(owner, api, inbound):
+    """+39 333 1234567 is the patient stored as "333 1234567" or "0039 333 1234567", not the one stored as
+    "331234567" (only the real country code is dropped, not a guess at leading digits)."""
+    national = PatientFactory(organization=owner.organization, phone_mobile="333 123 4567")
+    with_00 = PatientFactory(organization=owner.organization, phone_other="0039 333 1234567")
+    lookalike = PatientFactory(organization=owner.organization, phone_mobile="331234567")
+    inbound(sms(1, text="STOP"))
+    withdrawn = set(
+        MarketingConsent.objects.for_org(owner.organization)
+        .filter(status="withdrawn")
+        .values_list("patient_id", flat=True)
+    )
+    assert withdrawn == {national.id, with_00.id}
+    assert lookalike.id not in withdrawn
