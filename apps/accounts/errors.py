@@ -98,3 +98,9 @@ class LastOwner(ApiError):
     status_code = 409
     code = "LAST_OWNER"
     message = "A practice keeps at least one owner."
+
+
+class InvalidResetToken(ApiError):
+    status_code = 400
+    code = "INVALID_RESET_TOKEN"
+    message = "This password reset link is wrong, already used or expired; ask for a new one."

@@ -4,7 +4,8 @@ from datetime import timedelta
 from celery import shared_task
 from django.conf import settings
 from django.contrib.sessions.models import Session
-from django.core.mail import send_mail
+from django.core.mail import EmailMultiAlternatives, send_mail
+from django.template.loader import render_to_string
 from django.utils import timezone
 
 from apps.accounts.services import sessions as user_sessions
@@ -76,4 +77,39 @@ def send_invitation_email(self, invitation_id: str) -> bool:
     Invitation.objects.unscoped().filter(pk=invitation_id, delivery=Delivery.PUBLISHING).update(
         delivery=Delivery.PUBLISHED, last_sent_at=sent_at, updated_at=sent_at
     )
+    return True
+
+
+@shared_task(name="apps.accounts.tasks.send_password_reset_email", bind=True, max_retries=5)
+def send_password_reset_email(self, user_id: str) -> bool:
+    """E-mail a password reset link (text and HTML; Django's e-mail backend: SMTP in production, the console under
+    `make run`). The token is made here, at sending time, so it never sits in the broker. Retried with backoff when
+    the mail server does not answer."""
+    from apps.accounts.models import User
+    from apps.accounts.services.password_reset import reset_token
+
+    user = User.objects.filter(pk=user_id, is_active=True).first()
+    if user is None:
+        return False
+    context = {
+        "name": user.name or user.email,
+        "link": f"{settings.SVC_APP_URL}/reset-password?token={reset_token(user)}",
+        "minutes": settings.PASSWORD_RESET_TIMEOUT // 60,
+    }
+    message = EmailMultiAlternatives(
+        subject="Reset your Practice CRM password",
+        body=render_to_string("emails/password_reset.txt", context),
+        from_email=settings.DEFAULT_FROM_EMAIL,
+        to=[user.email],
+    )
+    message.attach_alternative(render_to_string("emails/password_reset.html", context), "text/html")
+    try:
+        message.send()
+    except OSError as exc:  # smtplib.SMTPException and socket errors
+        if self.request.called_directly or self.request.retries >= self.max_retries:
+            logger.warning(
+                "password reset e-mail for user %s not sent after %s attempts", user_id, self.request.retries + 1
+            )
+            return False
+        raise self.retry(exc=exc, countdown=min(600, 2 ** (self.request.retries + 1))) from exc
     return True

@@ -61,6 +61,15 @@ SVC_OAUTH_REDIRECT_ALLOW_LIST = [
     if uri.strip()
 ]
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", "Practice CRM <no-reply@localhost>")
+# Outbound e-mail to people (invitations, password resets): SMTP in production, from the environment.
+EMAIL_HOST = env("EMAIL_HOST", "localhost") or "localhost"
+EMAIL_PORT = int(env("EMAIL_PORT", "25") or 25)
+EMAIL_HOST_USER = env("EMAIL_HOST_USER", "") or ""
+EMAIL_HOST_PASSWORD = env("EMAIL_HOST_PASSWORD", "") or ""
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_TIMEOUT = 10
+# A password reset link works once and for an hour (Django's PasswordResetTokenGenerator).
+PASSWORD_RESET_TIMEOUT = 3600
 # Installed mobile builds below this version get 426 on GET /auth/me.
 SVC_MOBILE_MIN_VERSION = env("SVC_MOBILE_MIN_VERSION", "1.0.0")
 
@@ -409,7 +418,9 @@ CHANNEL_LAYERS = {
 SVC_API_KEY_BUCKET = (300, 5.0)  # 300 requests per minute per key
 SVC_SIGN_IN_RATE = "20/m"  # per client address
 SVC_UNSEEN_BEARER_RATE = "300/m"  # bearers not resolved within the hour, per address block
-SVC_SIGN_UP_RATE = "10/m"  # per client address
+SVC_SIGN_UP_RATE = "10/m"
+SVC_PASSWORD_RESET_RATE = "10/m"  # reset requests and resets, per client address
+SVC_PASSWORD_RESET_ADDRESS_BUCKET = (3, 3 / 3600)  # links e-mailed to one address: 3 at once, then 3 an hour
 # Sensitive account requests (two-factor, re-authentication): per person and per client address, fail closed.
 SVC_SENSITIVE_USER_BUCKET = (20, 0.2)  # 20 at once, then one every 5 s
 SVC_SENSITIVE_ADDRESS_BUCKET = (60, 1.0)

@@ -112,6 +112,8 @@ def test_public_routes_need_no_credential_and_others_do(schema):
         "/health/runtime",
         "/auth/sign-in/email",
         "/auth/sign-up/email",
+        "/auth/request-password-reset",
+        "/auth/reset-password",
         "/auth/two-factor/verify-totp",
         "/auth/two-factor/verify-backup-code",
         "/auth/invitation-preview",

@@ -9,6 +9,18 @@ class EmailPasswordInput(serializers.Serializer):
     password = serializers.CharField(max_length=256, trim_whitespace=False)
 
 
+class PasswordResetRequestInput(StrictSerializer):
+    email = serializers.EmailField(max_length=254)
+    redirect_to = serializers.CharField(
+        max_length=2048, required=False, help_text="Accepted for client compatibility; the link opens the app."
+    )
+
+
+class PasswordResetInput(StrictSerializer):
+    token = serializers.CharField(max_length=300, help_text="The token of the e-mailed link.")
+    new_password = serializers.CharField(max_length=256, trim_whitespace=False)
+
+
 class SignUpInput(EmailPasswordInput):
     name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
 
@@ -31,6 +43,13 @@ class SignedInOutput(serializers.Serializer):
 
 class OkOutput(serializers.Serializer):
     ok = serializers.BooleanField()
+
+
+class StatusOutput(serializers.Serializer):
+    status = serializers.BooleanField()
+
+    class Meta:
+        ref_name = "AuthStatus"
 
 
 class ApiKeyCreateInput(serializers.Serializer):

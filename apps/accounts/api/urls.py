@@ -6,6 +6,8 @@ urlpatterns = [
     path("auth/sign-up/email", views.SignUpView.as_view()),
     path("auth/sign-in/email", views.SignInView.as_view()),
     path("auth/sign-out", views.SignOutView.as_view()),
+    path("auth/request-password-reset", views.RequestPasswordResetView.as_view()),
+    path("auth/reset-password", views.ResetPasswordView.as_view()),
     path("auth/api-key/create", views.ApiKeyCreateView.as_view()),
     path("auth/api-key/delete", views.ApiKeyDeleteView.as_view()),
     path("auth/me", views.MeView.as_view()),

@@ -11,9 +11,9 @@ from rest_framework.response import Response
 from apps.accounts import selectors, services
 from apps.accounts.api import serializers as s
 from apps.accounts.errors import InvalidCredentials
-from apps.accounts.limits import SIGN_IN_LIMIT, SIGN_UP_LIMIT
+from apps.accounts.limits import PASSWORD_RESET_LIMIT, SIGN_IN_LIMIT, SIGN_UP_LIMIT
+from apps.accounts.services import password_reset, two_factor
 from apps.accounts.services import sessions as user_sessions
-from apps.accounts.services import two_factor
 from apps.core.errors import OrganizationAmbiguous, UpgradeRequired
 from apps.core.pagination import NewestFirstCursorPagination
 from apps.core.permissions import ACCOUNT_AREA, AUTHENTICATED
@@ -268,3 +268,44 @@ class OrganizationMembersView(BaseApiView):
             for m in selectors.membership_list(organization=self.organization)
         ]
         return Response(s.MemberListOutput({"items": items}).data)
+
+
+class RequestPasswordResetView(BaseApiView):
+    public = True
+    rate_limits = (PASSWORD_RESET_LIMIT,)
+
+    @extend_schema(
+        tags=["auth"],
+        request=s.PasswordResetRequestInput,
+        responses={200: s.StatusOutput},
+        summary="E-mail a password reset link",
+        description="Public. Always answers 200 {status: true}, whether or not an account has the address (it never "
+        "says which). If an active account has it, a link to {app}/reset-password?token=… is e-mailed (text and "
+        "HTML); it works once, for an hour, and stops working when the password changes or the person signs in. "
+        "Limited to 10 requests a minute per client address (429 with Retry-After), and to 3 links an hour per "
+        "e-mail address (further requests are answered the same and send nothing).",
+    )
+    def post(self, request):
+        data = self.parse_body(s.PasswordResetRequestInput).validated_data
+        password_reset.password_reset_request(email=data["email"])
+        return Response({"status": True})
+
+
+class ResetPasswordView(BaseApiView):
+    public = True
+    rate_limits = (PASSWORD_RESET_LIMIT,)
+
+    @extend_schema(
+        tags=["auth"],
+        request=s.PasswordResetInput,
+        responses={200: s.StatusOutput},
+        summary="Set a new password with a reset link's token",
+        description="Public. The token of the e-mailed link and the new password (the same rules as sign-up: 400 "
+        "naming newPassword). Signs the person out everywhere (every session ends); sign in again with the new "
+        "password. A wrong, used or expired token: 400 INVALID_RESET_TOKEN. Limited to 10 a minute per client "
+        "address.",
+    )
+    def post(self, request):
+        data = self.parse_body(s.PasswordResetInput).validated_data
+        password_reset.password_reset(token=data["token"], new_password=data["new_password"])
+        return Response({"status": True})

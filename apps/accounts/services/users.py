@@ -8,14 +8,16 @@ from django.db import IntegrityError, transaction
 from apps.accounts.errors import EmailTaken
 from apps.accounts.models import User
 from apps.core.errors import ValidationFailed
+from apps.core.naming import to_camel
 
 
-def _validate_password(password: str, user: User | None = None) -> None:
+def _validate_password(password: str, user: User | None = None, *, field: str = "password") -> None:
+    """Django's password validators; 400 naming `field` (snake_case: the response camelCases it)."""
     try:
         password_validation.validate_password(password, user)
     except DjangoValidationError as exc:
         raise ValidationFailed(
-            f"password: {exc.messages[0]}", details={"fields": {"password": list(exc.messages)}}
+            f"{to_camel(field)}: {exc.messages[0]}", details={"fields": {field: list(exc.messages)}}
         ) from None
 
 
