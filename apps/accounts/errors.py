@@ -104,3 +104,9 @@ class InvalidResetToken(ApiError):
     status_code = 400
     code = "INVALID_RESET_TOKEN"
     message = "This password reset link is wrong, already used or expired; ask for a new one."
+
+
+class InvalidVerificationToken(ApiError):
+    status_code = 400
+    code = "INVALID_VERIFICATION_TOKEN"
+    message = "This verification link is wrong, already used or expired; ask for a new one."

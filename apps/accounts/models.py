@@ -33,6 +33,7 @@ class User(AbstractBaseUser, PermissionsMixin):
     name = models.CharField(max_length=200, blank=True)
     is_active = models.BooleanField(default=True)
     is_staff = models.BooleanField(default=False, help_text="May sign in to the back office (/admin).")
+    email_verified_at = models.DateTimeField(null=True, blank=True)  # when a link sent to the address was opened
     avatar = models.ForeignKey("StoredImage", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -96,20 +96,44 @@ def send_password_reset_email(self, user_id: str) -> bool:
         "link": f"{settings.SVC_APP_URL}/reset-password?token={reset_token(user)}",
         "minutes": settings.PASSWORD_RESET_TIMEOUT // 60,
     }
+    return _send_templated(self, "password_reset", "Reset your Practice CRM password", context, user.email)
+
+
+@shared_task(name="apps.accounts.tasks.send_verification_email", bind=True, max_retries=5)
+def send_verification_email(self, user_id: str, address: str) -> bool:
+    """E-mail a link that verifies `address` for the person (their own, or the one they asked to change to); the
+    token is signed here, at sending time. Retried with backoff when the mail server does not answer."""
+    from apps.accounts.models import User
+    from apps.accounts.services.email_verification import MAX_AGE_SECONDS, verification_token
+
+    user = User.objects.filter(pk=user_id, is_active=True).first()
+    if user is None:
+        return False
+    context = {
+        "name": user.name or user.email,
+        "address": address,
+        "changing": address != user.email,
+        "link": f"{settings.SVC_APP_URL}/verify-email?token={verification_token(user, address)}",
+        "hours": MAX_AGE_SECONDS // 3600,
+    }
+    return _send_templated(self, "verify_email", "Confirm your e-mail address for Practice CRM", context, address)
+
+
+def _send_templated(task, template: str, subject: str, context: dict, address: str) -> bool:
+    """Text and HTML from templates/emails/<template>.{txt,html} through Django's e-mail backend; a mail server
+    that does not answer is retried with backoff (the task's max_retries), then given up with a log line."""
     message = EmailMultiAlternatives(
-        subject="Reset your Practice CRM password",
-        body=render_to_string("emails/password_reset.txt", context),
+        subject=subject,
+        body=render_to_string(f"emails/{template}.txt", context),
         from_email=settings.DEFAULT_FROM_EMAIL,
-        to=[user.email],
+        to=[address],
     )
-    message.attach_alternative(render_to_string("emails/password_reset.html", context), "text/html")
+    message.attach_alternative(render_to_string(f"emails/{template}.html", context), "text/html")
     try:
         message.send()
     except OSError as exc:  # smtplib.SMTPException and socket errors
-        if self.request.called_directly or self.request.retries >= self.max_retries:
-            logger.warning(
-                "password reset e-mail for user %s not sent after %s attempts", user_id, self.request.retries + 1
-            )
+        if task.request.called_directly or task.request.retries >= task.max_retries:
+            logger.warning("%s e-mail not sent after %s attempts", template, task.request.retries + 1)
             return False
-        raise self.retry(exc=exc, countdown=min(600, 2 ** (self.request.retries + 1))) from exc
+        raise task.retry(exc=exc, countdown=min(600, 2 ** (task.request.retries + 1))) from exc
     return True

@@ -421,6 +421,8 @@ SVC_UNSEEN_BEARER_RATE = "300/m"  # bearers not resolved within the hour, per ad
 SVC_SIGN_UP_RATE = "10/m"
 SVC_PASSWORD_RESET_RATE = "10/m"  # reset requests and resets, per client address
 SVC_PASSWORD_RESET_ADDRESS_BUCKET = (3, 3 / 3600)  # links e-mailed to one address: 3 at once, then 3 an hour
+SVC_EMAIL_VERIFICATION_RATE = "10/m"  # verification requests and link openings, per client address
+SVC_EMAIL_VERIFICATION_ADDRESS_BUCKET = (3, 3 / 3600)  # verification links to one address
 # Sensitive account requests (two-factor, re-authentication): per person and per client address, fail closed.
 SVC_SENSITIVE_USER_BUCKET = (20, 0.2)  # 20 at once, then one every 5 s
 SVC_SENSITIVE_ADDRESS_BUCKET = (60, 1.0)

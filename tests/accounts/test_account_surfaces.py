@@ -77,6 +77,7 @@ def test_user_me_shape(owner):
         "email": owner.user.email,
         "name": owner.user.name,
         "createdAt": owner.user.created_at.strftime(TIMESTAMP_FORMAT),
+        "emailVerifiedAt": None,
     }
 
 

@@ -25,6 +25,7 @@ def test_patch_changes_the_name(owner):
         "email": user.email,
         "name": "Dr. Ada Rossi",
         "createdAt": user.created_at.strftime(TIMESTAMP_FORMAT),
+        "emailVerifiedAt": None,
     }
     assert client.get("/user/me").json()["name"] == "Dr. Ada Rossi"
 

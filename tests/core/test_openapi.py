@@ -114,6 +114,8 @@ def test_public_routes_need_no_credential_and_others_do(schema):
         "/auth/sign-up/email",
         "/auth/request-password-reset",
         "/auth/reset-password",
+        "/auth/send-verification-email",
+        "/auth/verify-email",
         "/auth/two-factor/verify-totp",
         "/auth/two-factor/verify-backup-code",
         "/auth/invitation-preview",

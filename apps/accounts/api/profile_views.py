@@ -18,7 +18,7 @@ from rest_framework.response import Response
 from apps.accounts.api import profile_serializers as ps
 from apps.accounts.api import serializers as s
 from apps.accounts.models import StoredImage, User
-from apps.accounts.services import media, profile
+from apps.accounts.services import email_verification, media, profile
 from apps.accounts.services import sessions as user_sessions
 from apps.core.errors import NotFound, PayloadTooLarge, ValidationFailed
 from apps.core.pagination import NewestFirstCursorPagination
@@ -61,6 +61,23 @@ class UserMeView(AccountView):
         data = self.parse_body(ps.UserUpdateInput)
         user = profile.user_profile_update(user=request.user, **data.validated_data)
         return Response(s.UserProfileOutput(user).data)
+
+
+class EmailChangeView(AccountView):
+    @extend_schema(
+        tags=["user"],
+        request=s.EmailChangeInput,
+        responses={200: s.StatusOutput},
+        summary="Change your e-mail address (by a link sent to the new one)",
+        description="Browser session only. Sends a link to newEmail; the sign-in address changes only when it is "
+        "opened (GET /auth/verify-email), and it is verified then. Answers 200 {status: true} whether or not the "
+        "new address has an account (that is said only when the link is opened: 409 EMAIL_TAKEN). 3 links an hour "
+        "per address.",
+    )
+    def post(self, request):
+        data = self.parse_body(s.EmailChangeInput).validated_data
+        email_verification.email_change_request(user=request.user, new_email=data["new_email"])
+        return Response({"status": True})
 
 
 # --- pictures -----------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
 from apps.accounts import roles
+from apps.core.fields import TextField
 from apps.core.serializers import StrictSerializer
 
 
@@ -11,14 +12,37 @@ class EmailPasswordInput(serializers.Serializer):
 
 class PasswordResetRequestInput(StrictSerializer):
     email = serializers.EmailField(max_length=254)
-    redirect_to = serializers.CharField(
+    redirect_to = TextField(
         max_length=2048, required=False, help_text="Accepted for client compatibility; the link opens the app."
     )
 
 
+class VerificationRequestInput(StrictSerializer):
+    email = serializers.EmailField(max_length=254)
+    callback_url = TextField(
+        max_length=2048, required=False, help_text="Accepted for client compatibility; the link opens the app."
+    )
+
+
+class VerifyEmailQuery(StrictSerializer):
+    token = TextField(max_length=1000, help_text="The token of the e-mailed link.")
+
+
+class VerifiedOutput(serializers.Serializer):
+    status = serializers.BooleanField()
+    email = serializers.EmailField(help_text="The verified address (the new one, after a change).")
+
+    class Meta:
+        ref_name = "EmailVerified"
+
+
+class EmailChangeInput(StrictSerializer):
+    new_email = serializers.EmailField(max_length=254)
+
+
 class PasswordResetInput(StrictSerializer):
-    token = serializers.CharField(max_length=300, help_text="The token of the e-mailed link.")
-    new_password = serializers.CharField(max_length=256, trim_whitespace=False)
+    token = TextField(max_length=300, help_text="The token of the e-mailed link.")
+    new_password = TextField(max_length=256, trim_whitespace=False)
 
 
 class SignUpInput(EmailPasswordInput):
@@ -33,6 +57,9 @@ class UserOutput(serializers.Serializer):
 
 class UserProfileOutput(UserOutput):
     created_at = serializers.DateTimeField()
+    email_verified_at = serializers.DateTimeField(
+        allow_null=True, help_text="When a link sent to the address was opened; null until then."
+    )
 
 
 class SignedInOutput(serializers.Serializer):

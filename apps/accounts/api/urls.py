@@ -8,6 +8,8 @@ urlpatterns = [
     path("auth/sign-out", views.SignOutView.as_view()),
     path("auth/request-password-reset", views.RequestPasswordResetView.as_view()),
     path("auth/reset-password", views.ResetPasswordView.as_view()),
+    path("auth/send-verification-email", views.SendVerificationEmailView.as_view()),
+    path("auth/verify-email", views.VerifyEmailView.as_view()),
     path("auth/api-key/create", views.ApiKeyCreateView.as_view()),
     path("auth/api-key/delete", views.ApiKeyDeleteView.as_view()),
     path("auth/me", views.MeView.as_view()),

@@ -11,8 +11,8 @@ from rest_framework.response import Response
 from apps.accounts import selectors, services
 from apps.accounts.api import serializers as s
 from apps.accounts.errors import InvalidCredentials
-from apps.accounts.limits import PASSWORD_RESET_LIMIT, SIGN_IN_LIMIT, SIGN_UP_LIMIT
-from apps.accounts.services import password_reset, two_factor
+from apps.accounts.limits import EMAIL_VERIFICATION_LIMIT, PASSWORD_RESET_LIMIT, SIGN_IN_LIMIT, SIGN_UP_LIMIT
+from apps.accounts.services import email_verification, password_reset, two_factor
 from apps.accounts.services import sessions as user_sessions
 from apps.core.errors import OrganizationAmbiguous, UpgradeRequired
 from apps.core.pagination import NewestFirstCursorPagination
@@ -309,3 +309,44 @@ class ResetPasswordView(BaseApiView):
         data = self.parse_body(s.PasswordResetInput).validated_data
         password_reset.password_reset(token=data["token"], new_password=data["new_password"])
         return Response({"status": True})
+
+
+class SendVerificationEmailView(BaseApiView):
+    public = True
+    rate_limits = (EMAIL_VERIFICATION_LIMIT,)
+
+    @extend_schema(
+        tags=["auth"],
+        request=s.VerificationRequestInput,
+        responses={200: s.StatusOutput},
+        summary="E-mail the address verification link again",
+        description="Public. Always answers 200 {status: true}: it never says whether an account has the address. If "
+        "an active account has it and has not verified it, a link to {app}/verify-email?token=… is e-mailed (valid "
+        "24 hours; sign-up sends the first one). 10 a minute per client address (429 with Retry-After), 3 links an "
+        "hour per e-mail address (further requests are answered the same and send nothing).",
+    )
+    def post(self, request):
+        data = self.parse_body(s.VerificationRequestInput).validated_data
+        email_verification.verification_request(email=data["email"])
+        return Response({"status": True})
+
+
+class VerifyEmailView(BaseApiView):
+    public = True
+    error_statuses = ("409",)
+    rate_limits = (EMAIL_VERIFICATION_LIMIT,)
+
+    @extend_schema(
+        tags=["auth"],
+        parameters=[s.VerifyEmailQuery],
+        responses={200: s.VerifiedOutput},
+        summary="Open an e-mail verification link",
+        description="Public; the token is the link's. Verifies the account's address, or, for a change-of-address "
+        "link, makes the new address the sign-in address (verified). Opening a link again changes nothing. A "
+        "wrong or expired token, or a change link whose address was changed since: 400 INVALID_VERIFICATION_TOKEN. "
+        "A new address another account took meanwhile: 409 EMAIL_TAKEN.",
+    )
+    def get(self, request):
+        token = self.parse_query(s.VerifyEmailQuery).validated_data["token"]
+        user = email_verification.verify(token=token)
+        return Response({"status": True, "email": user.email})

@@ -3,22 +3,19 @@ expires (Django's PasswordResetTokenGenerator: an HMAC over the user's id, passw
 so a changed password, a later sign-in or an hour passing makes it worthless; nothing is stored), and the reset,
 which ends every session of the person."""
 
-import hashlib
 import logging
 import uuid
 
-from django.conf import settings
 from django.contrib.auth.tokens import default_token_generator
 from django.db import transaction
 from django.utils.encoding import force_bytes, force_str
 from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
-from redis.exceptions import RedisError
 
 from apps.accounts.errors import InvalidResetToken
+from apps.accounts.limits import address_allowed
 from apps.accounts.models import User
 from apps.accounts.services import sessions as user_sessions
 from apps.accounts.services.users import _validate_password
-from apps.core.limits import take_token
 
 logger = logging.getLogger("apps.accounts")
 
@@ -34,13 +31,7 @@ def password_reset_request(*, email: str) -> None:
     the address's SHA-256), so nobody can flood someone's inbox through us; over it the request is answered the
     same and nothing is sent."""
     email = (email or "").strip().lower()
-    key = hashlib.sha256(email.encode()).hexdigest()[:32]
-    try:
-        burst, per_second = settings.SVC_PASSWORD_RESET_ADDRESS_BUCKET
-        allowed, _ = take_token(f"auth.password-reset.address:{key}", burst=burst, per_second=per_second)
-    except RedisError:
-        allowed = True  # the per-client window (fail closed) still holds
-    if not allowed:
+    if not address_allowed("auth.password-reset", email, "SVC_PASSWORD_RESET_ADDRESS_BUCKET"):
         return
     user = User.objects.filter(email__iexact=email, is_active=True).only("id").first()
     if user is None:

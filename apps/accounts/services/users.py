@@ -7,6 +7,7 @@ from django.db import IntegrityError, transaction
 
 from apps.accounts.errors import EmailTaken
 from apps.accounts.models import User
+from apps.accounts.services import email_verification
 from apps.core.errors import ValidationFailed
 from apps.core.naming import to_camel
 
@@ -29,9 +30,11 @@ def user_sign_up(*, email: str, password: str, name: str = "") -> User:
     _validate_password(password, User(email=email, name=name))
     try:
         with transaction.atomic():
-            return User.objects.create_user(email=email, password=password, name=name.strip())
+            user = User.objects.create_user(email=email, password=password, name=name.strip())
     except IntegrityError:  # a concurrent sign-up with the same address
         raise EmailTaken() from None
+    email_verification.verification_after_sign_up(user=user)  # the link goes out after the commit
+    return user
 
 
 def _validated_email(email: str) -> str:
