@@ -4,7 +4,7 @@ from datetime import timedelta
 from celery import shared_task
 from django.conf import settings
 from django.contrib.sessions.models import Session
-from django.core.mail import EmailMultiAlternatives, send_mail
+from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 from django.utils import timezone
 
@@ -53,18 +53,16 @@ def send_invitation_email(self, invitation_id: str) -> bool:
     inviter = (invitation.inviter.name or invitation.inviter.email) if invitation.inviter else "A colleague"
     practice = invitation.organization.name
     link = f"{settings.SVC_APP_URL}/accept-invitation?id={invitation.id}"
+    context = {
+        "inviter": inviter,
+        "practice": practice,
+        "role": invitation.get_role_display(),
+        "link": link,
+        "expires_at": f"{invitation.expires_at:%Y-%m-%d %H:%M} UTC",
+    }
+    message = _templated("invitation", f"{inviter} invited you to {practice}", context, invitation.email)
     try:
-        send_mail(
-            subject=f"{inviter} invited you to {practice}",
-            message=(
-                f"{inviter} invited you to join {practice} as {invitation.get_role_display()}.\n\n"
-                f"Accept or decline here: {link}\n\n"
-                f"The invitation expires on {invitation.expires_at:%Y-%m-%d %H:%M} UTC. "
-                "If you did not expect it, ignore this e-mail."
-            ),
-            from_email=settings.DEFAULT_FROM_EMAIL,
-            recipient_list=[invitation.email],
-        )
+        message.send()
     except OSError as exc:  # smtplib.SMTPException and socket errors
         if self.request.called_directly or self.request.retries >= self.max_retries:
             Invitation.objects.unscoped().filter(pk=invitation_id, delivery=Delivery.PUBLISHING).update(
@@ -119,9 +117,8 @@ def send_verification_email(self, user_id: str, address: str) -> bool:
     return _send_templated(self, "verify_email", "Confirm your e-mail address for Practice CRM", context, address)
 
 
-def _send_templated(task, template: str, subject: str, context: dict, address: str) -> bool:
-    """Text and HTML from templates/emails/<template>.{txt,html} through Django's e-mail backend; a mail server
-    that does not answer is retried with backoff (the task's max_retries), then given up with a log line."""
+def _templated(template: str, subject: str, context: dict, address: str) -> EmailMultiAlternatives:
+    """Text and HTML from templates/emails/<template>.{txt,html}, for Django's e-mail backend."""
     message = EmailMultiAlternatives(
         subject=subject,
         body=render_to_string(f"emails/{template}.txt", context),
@@ -129,6 +126,13 @@ def _send_templated(task, template: str, subject: str, context: dict, address: s
         to=[address],
     )
     message.attach_alternative(render_to_string(f"emails/{template}.html", context), "text/html")
+    return message
+
+
+def _send_templated(task, template: str, subject: str, context: dict, address: str) -> bool:
+    """Send a templated e-mail; a mail server that does not answer is retried with backoff (the task's
+    max_retries), then given up with a log line."""
+    message = _templated(template, subject, context, address)
     try:
         message.send()
     except OSError as exc:  # smtplib.SMTPException and socket errors

@@ -80,6 +80,16 @@ def test_an_owner_invites_and_the_email_carries_the_link(owner, owner_client, se
     assert mail.to == ["giulia.bianchi@example.com"]
     assert owner.organization.name in mail.subject
     assert f"https://app.studio-rossi.example/accept-invitation?id={body['id']}" in mail.body
+    html, media_type = mail.alternatives[0]
+    assert media_type == "text/html" and f"accept-invitation?id={body['id']}" in html
+
+
+def test_the_invitation_reaches_a_real_smtp_server_as_text_and_html(owner_client, send, smtp):
+    body = invite_ok(send, owner_client, "luca.verdi@example.com")
+    [message] = smtp.messages
+    assert message["To"] == "luca.verdi@example.com"
+    assert {part.get_content_type() for part in message.walk()} >= {"text/plain", "text/html"}
+    assert f"accept-invitation?id={body['id']}" in message.as_string()
 
 
 def test_no_email_leaves_before_the_invitation_is_committed(
