@@ -4,7 +4,7 @@ from celery import shared_task
 from django.utils import timezone
 
 from apps.conversations import inbound
-from apps.conversations.models import InboundDelivery
+from apps.conversations.models import EmailEventReceipt, InboundDelivery, ParkedCallback
 
 SWEEP_AFTER_SECONDS = 60
 
@@ -42,3 +42,24 @@ def sweep_attachments(limit: int = 500) -> int:
     from apps.conversations import attachments
 
     return attachments.sweep_attachments(limit=limit)
+
+
+PARKED_KEPT_DAYS = 30  # replayed or dismissed parked callbacks stay listed this long
+RECEIPTS_KEPT_HOURS = (
+    48  # past the e-mail receipt's 24-hour lifecycle, a redelivery is one the provider no longer sends
+)
+
+
+@shared_task(name="apps.conversations.tasks.purge_records")
+def purge_records() -> int:
+    """Hourly (beat): decided parked callbacks after 30 days (parked ones wait for a decision, however old) and
+    e-mail event receipts after 48 hours. Returns how many rows went."""
+    now = timezone.now()
+    parked, _ = ParkedCallback.objects.filter(
+        state__in=[ParkedCallback.State.REPLAYED, ParkedCallback.State.DISMISSED],
+        decided_at__lt=now - timezone.timedelta(days=PARKED_KEPT_DAYS),
+    ).delete()
+    receipts, _ = EmailEventReceipt.objects.filter(
+        first_seen_at__lt=now - timezone.timedelta(hours=RECEIPTS_KEPT_HOURS)
+    ).delete()
+    return parked + receipts

@@ -44,8 +44,9 @@ READ_PERMISSIONS = (
     ("journey.", "journey:read"),
     ("task.", "task:read"),
     ("appointment.", "appointment:read"),
-    ("conversation.", "conversation:read"),
-    ("message.", "conversation:read"),
+    # Those who work the inbox: analysts read inbox counts only, clinical roles see the PMS inbox later.
+    ("conversation.", "inbox:work"),
+    ("message.", "inbox:work"),
     ("deposit_request.", "deposit:read"),
     ("reputation_", "reputation:read"),
 )

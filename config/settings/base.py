@@ -402,6 +402,7 @@ CELERY_BEAT_SCHEDULE = {
     "purge-expired-sessions": {"task": "apps.accounts.tasks.purge_expired_sessions", "schedule": 3600.0},
     "webhooks-sweep": {"task": "apps.webhooks.tasks.sweep", "schedule": 60.0},
     "conversations-sweep": {"task": "apps.conversations.tasks.sweep_deliveries", "schedule": 60.0},
+    "conversations-purge": {"task": "apps.conversations.tasks.purge_records", "schedule": 3600.0},
     "conversations-attachments-sweep": {"task": "apps.conversations.tasks.sweep_attachments", "schedule": 300.0},
     "webhooks-purge": {"task": "apps.webhooks.tasks.purge_old_deliveries", "schedule": 3600.0},
     "oauth-purge-unapproved-clients": {"task": "apps.oauth.tasks.purge_unapproved_clients", "schedule": 900.0},

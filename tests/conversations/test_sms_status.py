@@ -162,3 +162,36 @@ def test_statuses_about_receiving_are_acknowledged_and_ignored(owner, outbound, 
     outbound.refresh_from_db()
     assert outbound.status == "queued"
     assert not InboundDelivery.objects.for_org(owner.organization).exists()
+
+
+def test_analysts_live_socket_does_not_carry_conversation_events(owner, member_factory, inbound, monkeypatch):
+    """The same inbound message that reaches the owner's /today/ws is not sent to an analyst (counts only)."""
+    import channels.db
+
+    monkeypatch.setattr(channels.db, "close_old_connections", lambda: None)
+    analyst = member_factory(role="analyst", organization=owner.organization)
+    cookie = analyst.session_client().cookies[settings.SESSION_COOKIE_NAME].value
+    headers = [
+        (b"origin", b"http://testserver"),
+        (b"host", b"testserver"),
+        (b"cookie", f"{settings.SESSION_COOKIE_NAME}={cookie}".encode()),
+    ]
+
+    async def scenario():
+        from channels.db import database_sync_to_async
+
+        socket = WebsocketCommunicator(application, "/today/ws", headers=headers)
+        connected, _ = await socket.connect()
+        assert connected  # analysts may connect (they read other events)
+        await database_sync_to_async(inbound)(
+            {"MessageSid": "SM-analyst", "From": PATIENT, "To": PRACTICE_NUMBER, "Body": "Ciao"}
+        )
+        types = []
+        while not await socket.receive_nothing(timeout=1):
+            types.append((await socket.receive_json_from())["type"])
+        await socket.disconnect()
+        return types
+
+    types = async_to_sync(scenario)()
+    assert "patient.created" in types  # the enquiry: analysts read patients
+    assert not [t for t in types if t.startswith(("conversation.", "message."))]

@@ -307,3 +307,40 @@ def test_analysts_do_not_read_the_review_queue(api, owner, line, deliver, member
     assert analyst.get("/ingest-review").status_code == 403
     [parked] = api.get("/ingest-review").json()["items"]
     assert analyst.get(f"/ingest-review/{parked['id']}").status_code == 403
+
+
+def test_decided_parked_callbacks_and_old_email_receipts_are_purged_hourly(owner):
+    from apps.conversations.models import EmailEventReceipt
+    from apps.conversations.tasks import purge_records
+
+    old = timezone.now() - timezone.timedelta(days=31)
+    kept = ParkedCallback.objects.create(
+        organization=owner.organization, kind="sms", receiving_address="+1", reason="r", items=[], decided_at=old
+    )  # still parked: it waits for a decision however old
+    gone = ParkedCallback.objects.create(
+        organization=owner.organization,
+        kind="sms",
+        receiving_address="+2",
+        reason="r",
+        items=[],
+        state="dismissed",
+        decided_at=old,
+    )
+    recent = ParkedCallback.objects.create(
+        organization=owner.organization,
+        kind="sms",
+        receiving_address="+3",
+        reason="r",
+        items=[],
+        state="replayed",
+        decided_at=timezone.now(),
+    )
+    EmailEventReceipt.objects.create(digest="a" * 64)
+    EmailEventReceipt.objects.create(digest="b" * 64)
+    EmailEventReceipt.objects.filter(digest="a" * 64).update(
+        first_seen_at=timezone.now() - timezone.timedelta(hours=49)
+    )
+    assert purge_records() == 2
+    assert set(ParkedCallback.objects.values_list("id", flat=True)) == {kept.id, recent.id}
+    assert not ParkedCallback.objects.filter(id=gone.id).exists()
+    assert list(EmailEventReceipt.objects.values_list("digest", flat=True)) == ["b" * 64]
