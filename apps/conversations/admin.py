@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.utils import timezone
 
-from apps.conversations.models import ChannelConnection, ParkedCallback
+from apps.conversations.models import ChannelConnection, ParkedCallback, SandboxDelivery
 from apps.core.admin import TenantAdmin
 
 
@@ -53,3 +53,12 @@ class ParkedCallbackAdmin(admin.ModelAdmin):
             state=ParkedCallback.State.DISMISSED, decided_by=request.user, decided_at=timezone.now()
         )
         self.message_user(request, f"{count} dismissed.")
+
+
+@admin.register(SandboxDelivery)
+class SandboxDeliveryAdmin(TenantAdmin):
+    """What the sandbox transport would have sent to a provider (make run): read only."""
+
+    list_display = ("created_at", "provider", "organization", "url")
+    list_filter = ("provider",)
+    readonly_fields = ("organization", "message", "provider", "method", "url", "request", "created_at")

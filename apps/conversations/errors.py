@@ -46,3 +46,25 @@ class MessagingPlatformUnavailable(ServiceUnavailable):
     code = "MESSAGING_PLATFORM_UNAVAILABLE"
     message = "The messaging platform did not answer; the number could not be checked. Retry shortly."
     retry_after = 30
+
+
+class SendRefused(ApiError):
+    """A message that may not be sent: `code` is the reason (the same codes a failed message carries)."""
+
+    status_code = 409
+    REASONS = {
+        "NO_ADDRESS": "The patient has no usable number or address for this channel.",
+        "CONTACT_BLOCKED": "This contact asked not to be messaged on this channel (STOP); they can text START.",
+        "ADDRESS_SUPPRESSED": "This e-mail address bounced or complained and is suppressed.",
+        "OPTED_OUT": "The patient opted out of marketing on this channel.",
+        "NO_CONSENT": "The patient has not given marketing consent for this channel.",
+        "PATIENT_NOT_FOUND": "No such patient.",
+        "CONNECTION_UNAVAILABLE": "The channel connection is disconnected.",
+        "OUTSIDE_CARE_WINDOW": "More than 24 hours since the patient last wrote on this channel: only an approved "
+        "template may be sent (POST /templates/{id}/send).",
+    }
+
+    def __init__(self, reason: str):
+        super().__init__(
+            self.REASONS.get(reason, "The message cannot be sent."), code=reason, details={"reason": reason}
+        )

@@ -553,6 +553,10 @@ def _apply_status(organization, connection: ChannelConnection, status: StatusUpd
         )
         .first()
     )
+    if message is None and _send_in_flight(organization, connection):
+        # Providers can report a status before the sender has committed the provider's id of its message: the
+        # delivery is retried by the sweep (counted) rather than dropped.
+        raise StatusBeforeSend()
     if message is None or not _moves_forward(message.status, status.status):
         return
     previous = message.status
@@ -572,6 +576,20 @@ def _apply_status(organization, connection: ChannelConnection, status: StatusUpd
             "previousStatus": previous,
             "errorCode": message.error_code or None,
         },
+    )
+
+
+class StatusBeforeSend(Exception):
+    pass
+
+
+def _send_in_flight(organization, connection: ChannelConnection) -> bool:
+    """A message of this connection is in a sender's hands: leased (attempted, not held, due later)."""
+    return (
+        Message.objects.for_org(organization)
+        .filter(status=Message.State.QUEUED, conversation__connection=connection, held_reason="", attempts__gt=0)
+        .filter(next_attempt_at__gt=timezone.now())
+        .exists()
     )
 
 

@@ -5,6 +5,7 @@ in the provider's callback URL: it says which connection a callback is for and g
 callback is still verified with the connection's own credentials)."""
 
 import uuid
+from datetime import time
 
 from django.db import models
 from django.db.models import Q
@@ -219,6 +220,11 @@ class ReadMark(TenantModel):
         ]
 
 
+class Purpose(models.TextChoices):
+    SERVICE = "service"
+    MARKETING = "marketing"
+
+
 class Message(TenantModel):
     class Direction(models.TextChoices):
         INBOUND = "inbound"
@@ -243,6 +249,18 @@ class Message(TenantModel):
     occurred_at = models.DateTimeField()
     status_changed_at = models.DateTimeField(null=True, blank=True)
     error_code = models.CharField(max_length=32, blank=True, default="")
+    # Outbound only. A marketing message needs the channel's consent; a service message (a reply, a reminder) only
+    # an unblocked contact. Both are rechecked just before the provider call (apps.conversations.outbound).
+    purpose = models.CharField(max_length=12, choices=Purpose.choices, blank=True, default="")
+    source = models.CharField(max_length=16, blank=True, default="")  # inbox, campaign, template, automation
+    sent_by = models.ForeignKey("accounts.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # What the provider call needs beyond body and subject: {"html", "unsubscribeUrl", "template"}.
+    outbound = models.JSONField(default=dict, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    # Queued: when a worker may take it next (a retry's backoff, quiet hours' end); a taken one is leased until then.
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    held_reason = models.CharField(max_length=32, blank=True, default="")  # why a queued message waits (QUIET_HOURS)
+    sandbox = models.BooleanField(default=False)  # "sent" through the sandbox transport: no provider saw it
 
     class Meta:
         indexes = [
@@ -253,6 +271,8 @@ class Message(TenantModel):
                 models.F("id").desc(),
                 name="conv_message_recent_idx",
             ),
+            # The senders' and the sweep's work: queued outbound messages, by when they are due.
+            models.Index(fields=["next_attempt_at"], condition=Q(status="queued"), name="conv_message_queued_idx"),
             # Status callbacks find our message by the provider's id.
             models.Index(
                 fields=["organization", "provider_message_id"],
@@ -305,3 +325,26 @@ class ContactBlock(TenantModel):
         constraints = [
             models.UniqueConstraint(fields=["organization", "channel", "address"], name="conv_contactblock_unique")
         ]
+
+
+class MessagingSettings(TenantModel):
+    """A practice's sending rules. Quiet hours (in the practice's time zone) hold marketing messages until they end;
+    a reply a member writes is sent at once."""
+
+    quiet_hours_enabled = models.BooleanField(default=True)
+    quiet_hours_start = models.TimeField(default=time(21, 0))
+    quiet_hours_end = models.TimeField(default=time(8, 0))
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["organization"], name="conv_messaging_settings_unique")]
+
+
+class SandboxDelivery(TenantModel):
+    """What the sandbox transport would have sent: the provider request (method, URL, body; never credentials), so a
+    developer running `make run` can read exactly what a provider would have received."""
+
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="+")
+    provider = models.CharField(max_length=24)
+    method = models.CharField(max_length=8)
+    url = models.CharField(max_length=500)
+    request = models.JSONField()

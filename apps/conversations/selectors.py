@@ -99,3 +99,18 @@ def unread_counts(*, organization, user) -> dict:
     )
     by_channel = {row["channel"]: row["count"] for row in rows}
     return {"total": sum(by_channel.values()), "by_channel": by_channel}
+
+
+def conversation_get(*, organization, conversation_id) -> Conversation | None:
+    return Conversation.objects.for_org(organization).filter(id=conversation_id).first()
+
+
+def messaging_settings(*, organization):
+    """The practice's sending rules (the defaults until it changes them)."""
+    from apps.conversations.models import MessagingSettings
+
+    return MessagingSettings.objects.for_org(organization).first() or MessagingSettings(organization=organization)
+
+
+def message_get(*, organization, message_id) -> Message | None:
+    return Message.objects.for_org(organization).prefetch_related("attachments").filter(id=message_id).first()

@@ -214,6 +214,7 @@ def _conversation_changed(organization, user, conversation: Conversation, action
             "status": conversation.status,
             "channel": conversation.channel,
             "patientId": str(conversation.patient_id),
+            "assigneeId": str(conversation.assignee_id) if conversation.assignee_id else None,
         },
     )
 
@@ -274,3 +275,21 @@ def merge_conversations_into_survivor(*, organization, survivor, duplicate) -> N
         target.save(update_fields=["last_message_at", "last_inbound_at", "updated_at"])
         conversation.delete()
         _conversation_changed(organization, None, target, "patient_merged", ["messages"])
+
+
+# --- sending rules ------------------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def messaging_settings_update(*, organization, data: dict[str, Any]):
+    """Change the practice's quiet hours (held marketing messages are re-timed by the senders as they come due)."""
+    from apps.conversations.models import MessagingSettings
+
+    rules, _ = (
+        MessagingSettings.objects.for_org(organization).select_for_update().get_or_create(organization=organization)
+    )
+    for name in ("quiet_hours_enabled", "quiet_hours_start", "quiet_hours_end"):
+        if name in data:
+            setattr(rules, name, data[name])
+    rules.save()
+    return rules

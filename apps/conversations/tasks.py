@@ -28,6 +28,22 @@ def sweep_deliveries(limit: int = 500) -> int:
     return sum(inbound.inbound_process(delivery_id) for delivery_id in waiting)
 
 
+@shared_task(name="apps.conversations.tasks.send_messages")
+def send_messages(message_ids: list) -> int:
+    """Send queued outbound messages (at most outbound.SEND_TOGETHER) through their channel's provider."""
+    from apps.conversations import outbound
+
+    return outbound.send_batch(message_ids)
+
+
+@shared_task(name="apps.conversations.tasks.sweep_outbound")
+def sweep_outbound() -> int:
+    """Every minute (beat): queued messages whose time has come (retries, quiet hours over, lost requests)."""
+    from apps.conversations import outbound
+
+    return outbound.sweep_due()
+
+
 @shared_task(name="apps.conversations.tasks.copy_attachment")
 def copy_attachment(attachment_id: str) -> str:
     """Copy one inbound attachment from the provider to durable storage (one attempt; failures reschedule)."""

@@ -3,9 +3,11 @@
 What other areas use: the patient models they point at and query, the errors they raise, the timeline, consent and
 patient-writing services, the erasure and merge hook registries (apps.patients.hooks) and the patient-embed registry
 (apps.patients.embeds) they fill in their AppConfig.ready(), and the list-row renderer the Today view shows
-(`patient_list_row` for `.values(*LIST_COLUMNS)` rows).
+(`patient_list_row` for `.values(*LIST_COLUMNS)` rows). Campaigns choose their audience with the list's own filters:
+`PatientFiltersSerializer` (the PatientFilters shape), `PatientQuery` and `patient_filtered`, and `SavedView`.
 """
 
+from apps.patients.api.serializers import PatientFiltersSerializer
 from apps.patients.embeds import PatientEmbed, register_patient_embed
 from apps.patients.errors import PatientMerged
 from apps.patients.hooks import ErasureResult, on_erase, on_merge, repoint_rows_to_survivor
@@ -16,11 +18,19 @@ from apps.patients.models import (
     MarketingConsent,
     Patient,
     Practitioner,
+    SavedView,
     Status,
     digits_of,
 )
 from apps.patients.renderers import LIST_COLUMNS, PatientListItemSerializer, patient_list_row
-from apps.patients.services import consent_record, patient_create, patient_update, timeline_record
+from apps.patients.selectors import PatientQuery, patient_filtered
+from apps.patients.services import (
+    consent_record,
+    patient_create,
+    patient_update,
+    timeline_record,
+    timeline_record_many,
+)
 
 __all__ = [
     "LIST_COLUMNS",
@@ -31,18 +41,23 @@ __all__ = [
     "MarketingConsent",
     "Patient",
     "PatientEmbed",
+    "PatientFiltersSerializer",
     "PatientListItemSerializer",
     "PatientMerged",
+    "PatientQuery",
     "Practitioner",
+    "SavedView",
     "Status",
     "consent_record",
     "digits_of",
     "on_erase",
     "on_merge",
     "patient_create",
+    "patient_filtered",
     "patient_list_row",
     "patient_update",
     "register_patient_embed",
     "repoint_rows_to_survivor",
     "timeline_record",
+    "timeline_record_many",
 ]

@@ -77,6 +77,18 @@ def timeline_record(
     return entry
 
 
+def timeline_record_many(*, organization, user, kind: str, entries: list[tuple]) -> int:
+    """timeline_record for many patients at once, in one INSERT: `entries` are (patient_id, data) pairs, with the
+    same rules (a campaign's messages, one entry per patient)."""
+    if kind not in TIMELINE_KINDS:
+        raise ValueError(f"unknown timeline kind {kind!r}")
+    rows = [
+        _activity(organization=organization, patient_id=patient_id, kind=kind, user=user, data=data)
+        for patient_id, data in entries
+    ]
+    return len(Activity.objects.bulk_create(rows))
+
+
 def _ensure_not_merged(patient: Patient) -> None:
     if patient.merged_into_id is not None:
         raise PatientMerged(patient.merged_into_id)

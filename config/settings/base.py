@@ -386,6 +386,9 @@ SVC_EMAIL_PROVIDER_API_URL = (
     env("SVC_EMAIL_PROVIDER_API_URL", "https://api.resend.com") or "https://api.resend.com"
 ).rstrip("/")
 SVC_EMAIL_PROVIDER_API_KEY = env("SVC_EMAIL_PROVIDER_API_KEY", "") or ""
+SVC_OUTBOUND_TRANSPORT = env("SVC_OUTBOUND_TRANSPORT", "provider") or "provider"
+SVC_SMS_API_URL = env("SVC_SMS_API_URL", "https://api.twilio.com") or "https://api.twilio.com"
+SVC_TELEPHONY_API_URL = env("SVC_TELEPHONY_API_URL", "https://api.telnyx.com") or "https://api.telnyx.com"
 
 # Celery: at-least-once work. Late acks + requeue on a lost worker; visibility timeout above the longest task,
 # and no ETA longer than it (long delays are rows with a due time that beat sweeps).
@@ -402,6 +405,7 @@ CELERY_BEAT_SCHEDULE = {
     "purge-expired-sessions": {"task": "apps.accounts.tasks.purge_expired_sessions", "schedule": 3600.0},
     "webhooks-sweep": {"task": "apps.webhooks.tasks.sweep", "schedule": 60.0},
     "conversations-sweep": {"task": "apps.conversations.tasks.sweep_deliveries", "schedule": 60.0},
+    "conversations-outbound-sweep": {"task": "apps.conversations.tasks.sweep_outbound", "schedule": 60.0},
     "conversations-purge": {"task": "apps.conversations.tasks.purge_records", "schedule": 3600.0},
     "conversations-attachments-sweep": {"task": "apps.conversations.tasks.sweep_attachments", "schedule": 300.0},
     "webhooks-purge": {"task": "apps.webhooks.tasks.purge_old_deliveries", "schedule": 3600.0},

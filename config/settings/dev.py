@@ -16,3 +16,6 @@ SVC_EMAIL_WEBHOOK_SECRETS = SVC_EMAIL_WEBHOOK_SECRETS or ["whsec_ZGV2LWUtbWFpbC1
 # No messaging platform to ask on a development machine (the sandbox transport): numbers connect unchecked unless a
 # Graph URL is given in the environment.
 SVC_MESSAGING_APP_GRAPH_URL = os.environ.get("SVC_MESSAGING_APP_GRAPH_URL", "")
+
+# make run: outbound messages are recorded in the sandbox (visible in the inbox), never sent.
+SVC_OUTBOUND_TRANSPORT = os.environ.get("SVC_OUTBOUND_TRANSPORT", "sandbox")

@@ -41,3 +41,6 @@ SVC_EMAIL_WEBHOOK_SECRETS = ["whsec_dGVzdC1lLW1haWwtc2lnbmluZy1zZWNyZXQ="]
 SVC_INBOUND_EMAIL_DOMAIN = "inbound.practice.example"
 # No messaging platform outside tests/conversations (whose `graph` fixture serves one locally): never the internet.
 SVC_MESSAGING_APP_GRAPH_URL = ""
+
+# Outbound messages are recorded, not sent; tests of the provider calls point the API URLs at local servers.
+SVC_OUTBOUND_TRANSPORT = "sandbox"

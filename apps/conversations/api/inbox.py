@@ -8,9 +8,11 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from apps.accounts.models import Membership
-from apps.conversations import selectors, services
-from apps.conversations.models import Conversation, Kind, Message, MessageAttachment
-from apps.core.errors import ValidationFailed
+from apps.conversations import outbound, selectors, services
+from apps.conversations.errors import SendRefused
+from apps.conversations.models import Conversation, Kind, Message, MessageAttachment, Purpose
+from apps.core.errors import NotFound, ValidationFailed
+from apps.core.fields import TextField
 from apps.core.pagination import NewestFirstCursorPagination
 from apps.core.serializers import StrictSerializer
 from apps.core.views import BaseApiView
@@ -87,7 +89,24 @@ class MessageSerializer(serializers.Serializer):
     attachments = AttachmentSerializer(many=True)
     occurred_at = serializers.DateTimeField()
     status_changed_at = serializers.DateTimeField(allow_null=True)
-    error_code = serializers.CharField(allow_null=True, help_text="The provider's error code of a failed delivery.")
+    error_code = serializers.CharField(
+        allow_null=True,
+        help_text="Why a message failed: one of the send rules' reasons (NO_ADDRESS, CONTACT_BLOCKED, "
+        "ADDRESS_SUPPRESSED, OPTED_OUT, NO_CONSENT, CONNECTION_UNAVAILABLE, API_KEY_MISSING, PROVIDER_TIMEOUT, "
+        "PROVIDER_UNREACHABLE …) or the provider's own error code; while a message is retried, the last error.",
+    )
+    purpose = serializers.CharField(allow_null=True, help_text="Outbound: service or marketing.")
+    source = serializers.CharField(allow_null=True, help_text="Outbound: inbox, campaign, template or automation.")
+    sent_by_id = serializers.UUIDField(allow_null=True, help_text="Outbound: the member who wrote it.")
+    held_reason = serializers.CharField(
+        allow_null=True,
+        help_text="A queued message waiting: QUIET_HOURS (marketing, until the practice's quiet hours end) or "
+        "RETRYING (the provider failed; the next attempt is at nextAttemptAt).",
+    )
+    next_attempt_at = serializers.DateTimeField(allow_null=True, help_text="Queued: when it is sent next.")
+    sandbox = serializers.BooleanField(
+        help_text="Sent through the sandbox transport (make run, tests): recorded, no provider saw it."
+    )
 
     class Meta:
         ref_name = "Message"
@@ -95,6 +114,10 @@ class MessageSerializer(serializers.Serializer):
     def to_representation(self, instance):
         data = super().to_representation(instance)
         data["error_code"] = instance.error_code or None
+        for name in ("purpose", "source", "held_reason"):
+            data[name] = getattr(instance, name) or None
+        if instance.status != Message.State.QUEUED:
+            data["next_attempt_at"] = None
         return data
 
 
@@ -129,6 +152,29 @@ class PageQuerySerializer(StrictSerializer):
     limit = serializers.IntegerField(required=False, min_value=1, max_value=100)
 
 
+class MessageBodySerializer(StrictSerializer):
+    body = TextField(
+        max_length=100_000,
+        allow_blank=True,
+        help_text="The text as sent: up to 1,600 characters by SMS and telephony texting, 4,096 on the messaging "
+        "app, 100,000 by e-mail.",
+    )
+    subject = TextField(required=False, allow_blank=True, max_length=998, help_text="E-mail: required.")
+
+
+class StartConversationSerializer(MessageBodySerializer):
+    patient_id = serializers.UUIDField()
+    connection_id = serializers.UUIDField(help_text="The channel connection to write from.")
+
+
+class StartedSerializer(serializers.Serializer):
+    conversation = ConversationSerializer()
+    message = MessageSerializer()
+
+    class Meta:
+        ref_name = "ConversationStarted"
+
+
 class AssignSerializer(StrictSerializer):
     assignee_id = serializers.UUIDField(allow_null=True, help_text="A member of the practice, or null to unassign.")
 
@@ -151,6 +197,25 @@ class InboxView(BaseApiView):
     def conversation(self, id) -> Conversation:
         queryset = selectors.conversations_of(organization=self.organization, user=self.request.user)
         return self.get_tenant_object(Conversation, id, queryset=queryset)
+
+    def send(self, data: dict, *, connection_id, patient_id, conversation: Conversation | None = None) -> Message:
+        """Queue one service message written by the caller; a refusal is a 409 naming the reason."""
+        [result] = outbound.queue_messages(
+            organization=self.organization,
+            connection_id=connection_id,
+            messages=[
+                outbound.OutboundMessage(patient_id=patient_id, body=data["body"], subject=data.get("subject", ""))
+            ],
+            purpose=Purpose.SERVICE,
+            source="inbox",
+            user=self.request.user,
+            conversation=conversation,
+        )
+        if result.skipped_reason == outbound.PATIENT_NOT_FOUND:
+            raise NotFound("No such patient.")
+        if result.skipped_reason:
+            raise SendRefused(result.skipped_reason)
+        return selectors.message_get(organization=self.organization, message_id=result.message_id)
 
     def render(self, conversation: Conversation) -> Response:
         fresh = self.conversation(conversation.id)  # with `unread` for the caller
@@ -175,6 +240,35 @@ class ConversationListView(InboxView):
         paginator = InboxPagination()
         page = paginator.paginate_queryset(conversations, request, view=self)
         return Response(paginator.get_paginated_response_data(ConversationSerializer(page, many=True).data))
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="inbox_conversations_start",
+        request=StartConversationSerializer,
+        responses={201: StartedSerializer},
+        summary="Write to a patient on a channel (opens their conversation there, or continues it)",
+        description="Permission inbox:work. The message is stored queued and sent by a worker through the "
+        "connection's provider; its status then moves queued → sent → delivered / read, or failed "
+        "(message.sent, message.status_changed). It goes to the patient's current mobile number (in E.164, a "
+        "national number read in the practice's country) or e-mail address. A service message: contact blocks "
+        "(STOP) and e-mail suppressions apply, marketing consent does not. Refused with 409 and the reason as the "
+        "code: NO_ADDRESS, CONTACT_BLOCKED, ADDRESS_SUPPRESSED, CONNECTION_UNAVAILABLE, OUTSIDE_CARE_WINDOW "
+        "(messaging app: the patient has not written in the last 24 hours; send an approved template); 404 for "
+        "another practice's patient or connection. The same rules are checked again just before the provider "
+        "call: a contact who texts STOP in between makes the message fail with CONTACT_BLOCKED.",
+    )
+    def post(self, request):
+        data = self.parse_body(StartConversationSerializer).validated_data
+        if not selectors.connections_of(organization=self.organization).filter(id=data["connection_id"]).exists():
+            raise NotFound("No such channel connection.")
+        message = self.send(data, connection_id=data["connection_id"], patient_id=data["patient_id"])
+        return Response(
+            {
+                "conversation": ConversationSerializer(self.conversation(message.conversation_id)).data,
+                "message": MessageSerializer(message).data,
+            },
+            status=201,
+        )
 
 
 class ConversationView(InboxView):
@@ -211,6 +305,27 @@ class MessageListView(InboxView):
             selectors.messages_of(organization=self.organization, conversation=conversation), request, view=self
         )
         return Response(paginator.get_paginated_response_data(MessageSerializer(page, many=True).data))
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="inbox_messages_send",
+        request=MessageBodySerializer,
+        responses={201: MessageSerializer},
+        summary="Reply in a conversation",
+        description="Permission inbox:work. Sent to the number or address the conversation uses, from its "
+        "connection; stored queued and sent by a worker (see POST /conversations for the statuses, the rules and "
+        "the 409 reasons). A reply is a service message: sent at once, quiet hours apply to marketing only.",
+    )
+    def post(self, request, id):
+        conversation = self.conversation(id)
+        data = self.parse_body(MessageBodySerializer).validated_data
+        message = self.send(
+            data,
+            connection_id=conversation.connection_id,
+            patient_id=conversation.patient_id,
+            conversation=conversation,
+        )
+        return Response(MessageSerializer(message).data, status=201)
 
 
 class AssignView(InboxView):

@@ -180,3 +180,22 @@ class ChannelConnectionListSerializer(serializers.Serializer):
 class ChannelConnectionListQuerySerializer(StrictSerializer):
     kind = serializers.ChoiceField(choices=Kind.choices, required=False)
     status = serializers.ChoiceField(choices=Status.choices, required=False)
+
+
+class MessagingSettingsSerializer(serializers.Serializer):
+    quiet_hours_enabled = serializers.BooleanField()
+    quiet_hours_start = serializers.TimeField(format="%H:%M")
+    quiet_hours_end = serializers.TimeField(format="%H:%M")
+    timezone = serializers.SerializerMethodField(help_text="The practice's time zone the hours are read in.")
+
+    class Meta:
+        ref_name = "MessagingSettings"
+
+    def get_timezone(self, _rules) -> str:
+        return self.context["timezone"]
+
+
+class MessagingSettingsUpdateSerializer(StrictSerializer):
+    quiet_hours_enabled = serializers.BooleanField(required=False)
+    quiet_hours_start = serializers.TimeField(required=False, input_formats=["%H:%M"], help_text="HH:MM")
+    quiet_hours_end = serializers.TimeField(required=False, input_formats=["%H:%M"], help_text="HH:MM")

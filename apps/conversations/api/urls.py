@@ -9,6 +9,7 @@ urlpatterns = [
     path(BASE, views.ConnectionListView.as_view()),
     path(ONE, views.ConnectionItemView.as_view()),
     path(f"{ONE}/rotate-token", views.RotateTokenView.as_view()),
+    path("settings/messaging", views.MessagingSettingsView.as_view()),
 ]
 
 

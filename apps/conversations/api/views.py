@@ -7,6 +7,7 @@ from rest_framework.response import Response
 from apps.conversations import selectors, services
 from apps.conversations.api import serializers as s
 from apps.conversations.models import ChannelConnection
+from apps.core.errors import ValidationFailed
 from apps.core.views import BaseApiView
 
 TAGS = ["Channel connections"]
@@ -127,3 +128,41 @@ class RotateTokenView(ConnectionView):
             organization=self.organization, user=request.user, connection=self.connection(id)
         )
         return self.render(connection)
+
+
+class MessagingSettingsView(BaseApiView):
+    scope_area = "settings"
+    permission = {"GET": "settings:read", "PUT": "settings:update"}
+
+    def render(self, rules) -> Response:
+        return Response(s.MessagingSettingsSerializer(rules, context={"timezone": self.organization.timezone}).data)
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="messaging_settings_read",
+        responses={200: s.MessagingSettingsSerializer},
+        summary="The practice's sending rules (quiet hours)",
+        description="Permission settings:read. Quiet hours (default on, 21:00 to 08:00 in the practice's time "
+        "zone) hold marketing messages — campaigns and marketing templates — queued until they end "
+        "(heldReason QUIET_HOURS); replies and other service messages are sent at once.",
+    )
+    def get(self, request):
+        return self.render(selectors.messaging_settings(organization=self.organization))
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="messaging_settings_update",
+        request=s.MessagingSettingsUpdateSerializer,
+        responses={200: s.MessagingSettingsSerializer},
+        summary="Change the quiet hours",
+        description="Permission settings:update. Times are HH:MM in the practice's time zone; the hours may run "
+        "past midnight (start after end); start equal to end is refused. Fields left out keep their values.",
+    )
+    def put(self, request):
+        data = self.parse_body(s.MessagingSettingsUpdateSerializer).validated_data
+        current = selectors.messaging_settings(organization=self.organization)
+        start = data.get("quiet_hours_start", current.quiet_hours_start)
+        end = data.get("quiet_hours_end", current.quiet_hours_end)
+        if start == end:
+            raise ValidationFailed.for_field("quietHoursEnd", "must differ from quietHoursStart")
+        return self.render(services.messaging_settings_update(organization=self.organization, data=data))

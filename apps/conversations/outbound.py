@@ -1,0 +1,664 @@
+"""Outbound messages: queued in the caller's transaction, sent by Celery workers through the channel's provider.
+
+Queueing (`queue_messages`, one call for one reply or a campaign's batch of hundreds): in one transaction and a fixed
+number of queries, each patient's conversation on the connection is found or opened, each message is stored
+`queued`, and after the commit sending is requested in groups of SEND_TOGETHER. What can be refused up front is:
+no usable address, a blocked or suppressed contact, a marketing message without the channel's consent, a WhatsApp
+text more than 24 hours after the patient last wrote (a template is needed then).
+
+Sending (`send_batch`): the messages are leased (SELECT … FOR UPDATE SKIP LOCKED, so two workers never take one),
+every rule is rechecked just before the provider call (a STOP or a withdrawn consent since queueing wins), then the
+provider is called (apps.conversations.senders) and the result recorded: `sent` with the provider's id (message.sent),
+or `failed` with the reason as error_code (message.status_changed), or — for timeouts, 429 and 5xx — queued again
+with exponential backoff, five attempts in all. Marketing messages inside the practice's quiet hours wait queued
+(held_reason QUIET_HOURS) until they end. Delivery statuses then come from the provider callbacks (inbound.py).
+A worker that dies mid-batch leaves its lease to lapse and the sweep to send again: delivery is at least once (the
+e-mail provider's idempotency key makes e-mail exactly once)."""
+
+import logging
+import uuid
+import zoneinfo
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import phonenumbers
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.db.models.functions import Greatest
+from django.utils import timezone
+
+from apps.conversations.inbound import BLOCK_CHANNEL, CONSENT_CHANNEL
+from apps.conversations.models import (
+    ChannelConnection,
+    ContactBlock,
+    Conversation,
+    Health,
+    Kind,
+    Message,
+    MessagingSettings,
+    Purpose,
+    SandboxDelivery,
+    Status,
+)
+from apps.conversations.senders import Envelope, SendFailed, transport
+from apps.conversations.services import connection_credentials, connection_record_health
+from apps.core.errors import ValidationFailed
+from apps.events.services import Actor, PendingEvent, emit_many
+from apps.patients.public import MarketingConsent, Patient, timeline_record_many
+
+logger = logging.getLogger("apps.conversations")
+
+SEND_TOGETHER = 100  # messages one worker task sends
+MAX_SEND_ATTEMPTS = 5
+RETRY_BASE_SECONDS = 30  # 30 s, 1, 2, 4 min between attempts (or the provider's Retry-After when longer)
+LEASE_SECONDS = 300  # a taken message is this worker's until then: longer than a batch may take
+CARE_WINDOW = timedelta(hours=24)  # WhatsApp: free-form text only this long after the patient last wrote
+SENDING_STATUSES = (Status.PENDING, Status.ACTIVE, Status.FAILING)
+# Longest body each channel takes (Twilio's and Telnyx's 1,600 characters, WhatsApp's 4,096; e-mail is generous).
+BODY_LIMITS = {Kind.SMS: 1600, Kind.TELEPHONY_MESSAGING: 1600, Kind.MESSAGING_APP: 4096, Kind.EMAIL: 100_000}
+MAX_HTML = 500_000
+
+# Why a message was not queued, or failed before any provider saw it.
+NO_ADDRESS = "NO_ADDRESS"
+CONTACT_BLOCKED = "CONTACT_BLOCKED"
+ADDRESS_SUPPRESSED = "ADDRESS_SUPPRESSED"
+OPTED_OUT = "OPTED_OUT"
+NO_CONSENT = "NO_CONSENT"
+PATIENT_NOT_FOUND = "PATIENT_NOT_FOUND"
+CONNECTION_UNAVAILABLE = "CONNECTION_UNAVAILABLE"
+OUTSIDE_CARE_WINDOW = "OUTSIDE_CARE_WINDOW"
+QUIET_HOURS = "QUIET_HOURS"
+RETRYING = "RETRYING"
+
+OPT_OUT_FLAG = {
+    MarketingConsent.Channel.SMS: "sms_opt_out",
+    MarketingConsent.Channel.WHATSAPP: "whatsapp_opt_out",
+    MarketingConsent.Channel.EMAIL: "email_opt_out",
+}
+
+
+@dataclass(frozen=True)
+class OutboundMessage:
+    patient_id: uuid.UUID
+    body: str  # plain text as sent, already rendered
+    subject: str = ""  # e-mail (required there)
+    html: str = ""  # e-mail HTML part, already rendered with escaping
+    unsubscribe_url: str = ""  # marketing e-mail: List-Unsubscribe + List-Unsubscribe-Post (RFC 8058)
+    template: dict | None = None  # messaging_app: an approved provider template {"name", "language", "parameters"}
+    reference: str = ""  # the caller's id, echoed in the result
+
+
+@dataclass(frozen=True)
+class QueueResult:
+    reference: str
+    message_id: uuid.UUID | None
+    skipped_reason: str | None
+
+
+# --- addresses and rules ------------------------------------------------------------------------------------------
+
+
+def _region(connection: ChannelConnection, organization) -> str | None:
+    """The country a national number the practice stored is in: its own number's, else the practice's country."""
+    if connection.kind != Kind.EMAIL and connection.address.startswith("+"):
+        try:
+            region = phonenumbers.region_code_for_number(phonenumbers.parse(connection.address))
+        except phonenumbers.NumberParseException:
+            region = None
+        if region and region != "ZZ":
+            return region
+    return (organization.country or "").upper() or None
+
+
+def patient_address(kind: str, patient: Patient, region: str | None) -> str:
+    """The patient's address on a channel: an E.164 mobile number or a lower-cased e-mail address; "" when none."""
+    if kind == Kind.EMAIL:
+        return (patient.email or "").strip().lower()
+    raw = (patient.phone_mobile or "").strip()
+    if not raw:
+        return ""
+    try:
+        number = phonenumbers.parse(raw, None if raw.startswith("+") else region)
+    except phonenumbers.NumberParseException:
+        return ""
+    if not phonenumbers.is_possible_number(number):
+        return ""
+    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+
+
+def _blocks(organization_ids, pairs: set[tuple[str, str]]) -> dict[tuple, str]:
+    """(organization id, block channel, address) → the block's reason, for the blocked contacts among `pairs`."""
+    if not pairs:
+        return {}
+    rows = ContactBlock.unscoped_objects.filter(
+        organization_id__in=organization_ids,
+        blocked=True,
+        channel__in={channel for channel, _ in pairs},
+        address__in={address for _, address in pairs},
+    ).values_list("organization_id", "channel", "address", "reason")
+    return {(org, channel, address): reason for org, channel, address, reason in rows}
+
+
+def _block_reason(reason: str) -> str:
+    return ADDRESS_SUPPRESSED if reason.startswith("email_") else CONTACT_BLOCKED
+
+
+def _marketing_refusals(patient_ids: set, channels: set[str]) -> dict[tuple, str]:
+    """(patient id, consent channel) → OPTED_OUT or NO_CONSENT for those a marketing message may not reach: opted
+    out of the channel, or whose latest consent record for it is not a grant (no record is no consent)."""
+    if not patient_ids:
+        return {}
+    flags = {
+        row["id"]: row
+        for row in Patient.unscoped_objects.filter(id__in=patient_ids).values(
+            "id", "sms_opt_out", "email_opt_out", "whatsapp_opt_out"
+        )
+    }
+    latest = {
+        (row["patient_id"], row["channel"]): row["status"]
+        for row in MarketingConsent.unscoped_objects.filter(patient_id__in=patient_ids, channel__in=channels)
+        .order_by("patient_id", "channel", "-recorded_at")
+        .distinct("patient_id", "channel")
+        .values("patient_id", "channel", "status")
+    }
+    refusals = {}
+    for patient_id in patient_ids:
+        for channel in channels:
+            if flags.get(patient_id, {}).get(OPT_OUT_FLAG[channel], True):
+                refusals[(patient_id, channel)] = OPTED_OUT
+            elif latest.get((patient_id, channel)) != MarketingConsent.State.GRANTED:
+                refusals[(patient_id, channel)] = NO_CONSENT
+    return refusals
+
+
+def _validate(kind: str, message: OutboundMessage) -> None:
+    if not message.body.strip() and not message.template:
+        raise ValidationFailed("body: must not be empty", details={"fields": {"body": ["must not be empty"]}})
+    if len(message.body) > BODY_LIMITS[kind]:
+        problem = f"is longer than {BODY_LIMITS[kind]} characters for {kind}"
+        raise ValidationFailed(f"body: {problem}", details={"fields": {"body": [problem]}})
+    if kind == Kind.EMAIL and not message.subject.strip():
+        raise ValidationFailed("subject: required for e-mail", details={"fields": {"subject": ["required for e-mail"]}})
+    if len(message.subject) > 998 or len(message.html) > MAX_HTML:
+        name = "subject" if len(message.subject) > 998 else "html"
+        raise ValidationFailed(f"{name}: too long", details={"fields": {name: ["too long"]}})
+    if message.template and kind != Kind.MESSAGING_APP:
+        raise ValidationFailed(
+            "template: provider templates are for the messaging app only",
+            details={"fields": {"template": ["provider templates are for the messaging app only"]}},
+        )
+
+
+# --- queueing -----------------------------------------------------------------------------------------------------
+
+
+def queue_messages(
+    *,
+    organization,
+    connection_id,
+    messages: list[OutboundMessage],
+    purpose: str,
+    source: str,
+    user=None,
+    conversation: Conversation | None = None,
+) -> list[QueueResult]:
+    """Store `messages` queued on the connection (one transaction, a fixed number of queries however many) and
+    request sending after the commit. `conversation` (a reply) sends to the address that conversation uses; otherwise
+    each patient's current address. Returns one result per message, in order."""
+    if purpose not in Purpose.values:
+        raise ValueError(f"unknown purpose {purpose!r}")
+    with transaction.atomic():
+        connection = ChannelConnection.objects.for_org(organization).filter(id=connection_id).first()
+        if connection is None or connection.status not in SENDING_STATUSES:
+            return [QueueResult(m.reference, None, CONNECTION_UNAVAILABLE) for m in messages]
+        kind = connection.kind
+        for message in messages:
+            _validate(kind, message)
+        patient_ids = {m.patient_id for m in messages}
+        patients = {
+            p.id: p
+            for p in Patient.objects.for_org(organization)
+            .filter(id__in=patient_ids, merged_into__isnull=True)
+            .only("id", "email", "phone_mobile")
+        }
+        conversations = {
+            c.patient_id: c
+            for c in Conversation.objects.for_org(organization).filter(connection=connection, patient_id__in=patients)
+        }
+        if conversation is not None:
+            conversations[conversation.patient_id] = conversation
+        region = _region(connection, organization)
+        addresses = {}
+        for patient_id, patient in patients.items():
+            replying = conversation is not None and conversation.patient_id == patient_id
+            addresses[patient_id] = conversation.contact_address if replying else patient_address(kind, patient, region)
+        block_channel = BLOCK_CHANNEL[kind]
+        blocks = _blocks([organization.pk], {(block_channel, a) for a in addresses.values() if a})
+        consent_channel = CONSENT_CHANNEL[kind]
+        refusals = _marketing_refusals(set(patients), {consent_channel}) if purpose == Purpose.MARKETING else {}
+        now = timezone.now()
+
+        results: list[QueueResult] = []
+        to_queue: list[tuple[OutboundMessage, str]] = []
+        for message in messages:
+            address = addresses.get(message.patient_id)
+            reason = None
+            if message.patient_id not in patients:
+                reason = PATIENT_NOT_FOUND
+            elif not address:
+                reason = NO_ADDRESS
+            elif (organization.pk, block_channel, address) in blocks:
+                reason = _block_reason(blocks[(organization.pk, block_channel, address)])
+            elif (message.patient_id, consent_channel) in refusals:
+                reason = refusals[(message.patient_id, consent_channel)]
+            elif kind == Kind.MESSAGING_APP and not message.template:
+                last = getattr(conversations.get(message.patient_id), "last_inbound_at", None)
+                if last is None or last < now - CARE_WINDOW:
+                    reason = OUTSIDE_CARE_WINDOW
+            results.append(QueueResult(message.reference, None, reason))
+            if reason is None:
+                to_queue.append((message, address))
+        if not to_queue:
+            return results
+
+        opened = _open_conversations(organization, connection, conversations, to_queue, now)
+        rows = [
+            Message(
+                organization=organization,
+                conversation=conversations[message.patient_id],
+                direction=Message.Direction.OUTBOUND,
+                channel=kind,
+                status=Message.State.QUEUED,
+                body=message.body,
+                subject=message.subject,
+                occurred_at=now,
+                purpose=purpose,
+                source=source,
+                sent_by=user,
+                outbound=_outbound_fields(message, address),
+                next_attempt_at=now,
+            )
+            for message, address in to_queue
+        ]
+        Message.objects.bulk_create(rows)
+        queued = iter(rows)
+        results = [r if r.skipped_reason else QueueResult(r.reference, next(queued).id, None) for r in results]
+        emit_many(
+            organization=organization,
+            actor=Actor.user(user) if user is not None else Actor.system(),
+            events=[
+                PendingEvent(
+                    type="conversation.created",
+                    subject_type="conversation",
+                    subject_id=c.id,
+                    data={
+                        "conversationId": str(c.id),
+                        "patientId": str(c.patient_id),
+                        "channel": kind,
+                        "status": c.status,
+                    },
+                )
+                for c in opened
+            ],
+        )
+        timeline_record_many(
+            organization=organization,
+            user=user,
+            kind="message",
+            entries=[
+                (
+                    row.conversation.patient_id,
+                    {
+                        "conversationId": str(row.conversation_id),
+                        "messageId": str(row.id),
+                        "direction": row.direction,
+                        "channel": kind,
+                    },
+                )
+                for row in rows
+            ],
+        )
+        ids = [row.id for row in rows]
+        transaction.on_commit(lambda: request_sending(ids))
+    return results
+
+
+def _outbound_fields(message: OutboundMessage, address: str) -> dict:
+    fields = {"to": address}
+    if message.html:
+        fields["html"] = message.html
+    if message.unsubscribe_url:
+        fields["unsubscribeUrl"] = message.unsubscribe_url
+    if message.template:
+        fields["template"] = {
+            "name": str(message.template["name"]),
+            "language": str(message.template["language"]),
+            "parameters": [str(value) for value in message.template.get("parameters", [])],
+        }
+    return fields
+
+
+def _open_conversations(organization, connection, conversations: dict, to_queue, now) -> list[Conversation]:
+    """Find or open each patient's conversation; existing ones move to now (never backwards). Returns the opened."""
+    missing = {}
+    for message, address in to_queue:
+        if message.patient_id not in conversations and message.patient_id not in missing:
+            missing[message.patient_id] = Conversation(
+                organization=organization,
+                patient_id=message.patient_id,
+                connection=connection,
+                channel=connection.kind,
+                contact_address=address,
+                last_message_at=now,
+            )
+    opened = []
+    if missing:
+        # A patient writing in at this moment may open the same conversation: theirs stands, ours is re-read.
+        Conversation.objects.bulk_create(list(missing.values()), ignore_conflicts=True)
+        found = Conversation.objects.for_org(organization).filter(connection=connection, patient_id__in=missing)
+        for existing in found:
+            if existing.id == missing[existing.patient_id].id:
+                opened.append(existing)
+            conversations[existing.patient_id] = existing
+    earlier = [c.id for pid, c in conversations.items() if pid not in missing]
+    if earlier:
+        Conversation.objects.for_org(organization).filter(id__in=earlier).update(
+            last_message_at=Greatest(F("last_message_at"), now), updated_at=now
+        )
+    return opened
+
+
+def request_sending(message_ids: list) -> None:
+    """After the commit: one task per SEND_TOGETHER messages. A broker outage leaves them to the sweep."""
+    from apps.conversations.tasks import send_messages
+
+    for start in range(0, len(message_ids), SEND_TOGETHER):
+        group = [str(i) for i in message_ids[start : start + SEND_TOGETHER]]
+        try:
+            send_messages.delay(group)
+        except Exception:
+            logger.warning("sending of %s messages not requested (broker); left to the sweep", len(group))
+
+
+# --- sending ------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    message: Message
+    provider_message_id: str = ""
+    failure: str = ""  # final: the message fails with this code
+    retry_at: datetime | None = None  # queued again until then
+    held: str = ""  # waits (quiet hours) until retry_at, not counted as an attempt
+    error: str = ""  # the last error of a retry
+    request: object = None  # the sandbox's recorded request
+    sandbox: bool = False
+    credentials_refused: bool = False
+
+
+def _lease(message_ids: list) -> list[Message]:
+    now = timezone.now()
+    with transaction.atomic():
+        messages = list(
+            Message.unscoped_objects.select_for_update(skip_locked=True, of=("self",))
+            .select_related("conversation", "conversation__connection", "organization")
+            .filter(
+                id__in=message_ids,
+                status=Message.State.QUEUED,
+                direction=Message.Direction.OUTBOUND,
+                next_attempt_at__lte=now,
+            )
+            .order_by("created_at", "id")
+        )
+        if messages:
+            Message.unscoped_objects.filter(id__in=[m.id for m in messages]).update(
+                next_attempt_at=now + timedelta(seconds=LEASE_SECONDS), attempts=F("attempts") + 1, held_reason=""
+            )
+    for message in messages:
+        message.attempts += 1
+    return messages
+
+
+class _Rules:
+    """Everything the sending rules need for a batch, read in a few queries."""
+
+    def __init__(self, messages: list[Message]):
+        organization_ids = {m.organization_id for m in messages}
+        pairs = {(BLOCK_CHANNEL[m.channel], m.outbound.get("to", "")) for m in messages}
+        self.blocks = _blocks(organization_ids, pairs)
+        marketing = [m for m in messages if m.purpose == Purpose.MARKETING]
+        self.refusals = _marketing_refusals(
+            {m.conversation.patient_id for m in marketing}, {CONSENT_CHANNEL[m.channel] for m in marketing}
+        )
+        self.quiet = {}
+        if marketing:
+            settings_rows = {
+                s.organization_id: s
+                for s in MessagingSettings.unscoped_objects.filter(organization_id__in=organization_ids)
+            }
+            for message in marketing:
+                self.quiet[message.organization_id] = settings_rows.get(message.organization_id) or MessagingSettings()
+
+    def refusal(self, message: Message) -> str:
+        connection = message.conversation.connection
+        if connection.status not in SENDING_STATUSES:
+            return CONNECTION_UNAVAILABLE
+        block = self.blocks.get((message.organization_id, BLOCK_CHANNEL[message.channel], message.outbound.get("to")))
+        if block is not None:
+            return _block_reason(block)
+        if message.purpose == Purpose.MARKETING:
+            return self.refusals.get((message.conversation.patient_id, CONSENT_CHANNEL[message.channel]), "")
+        return ""
+
+    def quiet_until(self, message: Message, now: datetime) -> datetime | None:
+        if message.purpose != Purpose.MARKETING:
+            return None
+        return quiet_hours_end(self.quiet[message.organization_id], message.organization.timezone, now)
+
+
+def quiet_hours_end(rules: MessagingSettings, time_zone: str, now: datetime) -> datetime | None:
+    """When the practice's quiet hours end, if `now` is inside them (they may run past midnight); else None."""
+    start, end = rules.quiet_hours_start, rules.quiet_hours_end
+    if not rules.quiet_hours_enabled or start == end:
+        return None
+    try:
+        zone = zoneinfo.ZoneInfo(time_zone or "UTC")
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        zone = zoneinfo.ZoneInfo("UTC")
+    local = now.astimezone(zone)
+    clock = local.time()
+    inside = start <= clock < end if start < end else (clock >= start or clock < end)
+    if not inside:
+        return None
+    day = local.date() if clock < end else local.date() + timedelta(days=1)
+    return datetime.combine(day, end, tzinfo=zone)
+
+
+def _envelope(message: Message) -> Envelope:
+    connection = message.conversation.connection
+    to = message.outbound.get("to", "")
+    token = connection.routing_token
+    callback = {
+        Kind.SMS: f"{settings.SVC_BASE_URL}/webhooks/sms/{token}/status",
+        Kind.TELEPHONY_MESSAGING: f"{settings.SVC_BASE_URL}/webhooks/telephony-messaging/{token}",
+    }.get(connection.kind, "")
+    return Envelope(
+        message_id=message.id,
+        kind=connection.kind,
+        from_address=connection.address,
+        to_address=to.lstrip("+") if connection.kind == Kind.MESSAGING_APP else to,
+        body=message.body,
+        subject=message.subject,
+        html=message.outbound.get("html", ""),
+        unsubscribe_url=message.outbound.get("unsubscribeUrl", ""),
+        template=message.outbound.get("template"),
+        sender_name=message.organization.name[:78],
+        status_callback_url=callback,
+    )
+
+
+def _backoff(attempts: int, retry_after: int | None) -> timedelta:
+    return timedelta(seconds=max(RETRY_BASE_SECONDS * 2 ** max(attempts - 1, 0), retry_after or 0))
+
+
+def send_batch(message_ids: list) -> int:
+    """Send the queued, due messages among `message_ids` that no other worker holds. Returns how many were sent."""
+    messages = _lease(message_ids)
+    if not messages:
+        return 0
+    rules = _Rules(messages)
+    sender = transport()
+    credentials: dict = {}
+    outcomes: list[Outcome] = []
+    try:
+        for message in messages:
+            outcome = _attempt(message, rules, sender, credentials)
+            outcomes.append(outcome)
+            if not sender.sandbox:
+                # A real provider may post this message's status within a second: its id is committed at once.
+                _record([outcome])
+        if sender.sandbox:
+            _record(outcomes)
+    finally:
+        sender.close()
+    return sum(1 for outcome in outcomes if outcome.provider_message_id)
+
+
+def _attempt(message: Message, rules: _Rules, sender, credentials: dict) -> Outcome:
+    now = timezone.now()
+    refusal = rules.refusal(message)
+    if refusal:
+        return Outcome(message, failure=refusal)
+    quiet_end = rules.quiet_until(message, now)
+    if quiet_end is not None:
+        return Outcome(message, held=QUIET_HOURS, retry_at=quiet_end)
+    connection = message.conversation.connection
+    if connection.id not in credentials:
+        credentials[connection.id] = connection_credentials(connection)
+    try:
+        provider_id, request = sender.send(_envelope(message), credentials[connection.id])
+    except SendFailed as failed:
+        if failed.retryable and message.attempts < MAX_SEND_ATTEMPTS:
+            return Outcome(message, retry_at=now + _backoff(message.attempts, failed.retry_after), error=failed.code)
+        return Outcome(message, failure=failed.code, credentials_refused=failed.credentials_refused)
+    return Outcome(message, provider_message_id=provider_id, request=request, sandbox=sender.sandbox)
+
+
+def _record(outcomes: list[Outcome]) -> None:
+    now = timezone.now()
+    events: dict = {}
+    sandbox_rows = []
+    retries = []
+    refused = {}
+    with transaction.atomic():
+        for outcome in outcomes:
+            message = outcome.message
+            previous = message.status
+            if outcome.provider_message_id:
+                message.status, message.provider_message_id = Message.State.SENT, outcome.provider_message_id
+                message.status_changed_at, message.next_attempt_at = now, None
+                message.error_code, message.held_reason, message.sandbox = "", "", outcome.sandbox
+                if outcome.sandbox:
+                    sandbox_rows.append(_sandbox_row(message, outcome.request))
+            elif outcome.failure:
+                message.status, message.error_code = Message.State.FAILED, outcome.failure
+                message.status_changed_at, message.next_attempt_at, message.held_reason = now, None, ""
+                if outcome.credentials_refused:
+                    refused[message.conversation.connection_id] = message.conversation.connection
+            else:
+                message.next_attempt_at = outcome.retry_at
+                message.held_reason = outcome.held or RETRYING
+                if outcome.held:
+                    message.attempts -= 1  # waiting for the quiet hours to end is not an attempt
+                else:
+                    message.error_code = outcome.error
+                    retries.append(message)
+            if message.status != previous:
+                events.setdefault(message.organization_id, (message.organization, []))[1].append(
+                    _status_event(message, previous)
+                )
+        Message.unscoped_objects.bulk_update(
+            [o.message for o in outcomes],
+            [
+                "status",
+                "provider_message_id",
+                "status_changed_at",
+                "next_attempt_at",
+                "error_code",
+                "held_reason",
+                "sandbox",
+                "attempts",
+            ],
+        )
+        if sandbox_rows:
+            SandboxDelivery.objects.bulk_create(sandbox_rows)
+        for organization, pending in events.values():
+            emit_many(organization=organization, actor=Actor.system("sender"), events=pending)
+        for connection in refused.values():
+            connection_record_health(
+                connection=connection, health=Health.UNHEALTHY, reason="the provider refused the credentials"
+            )
+    for message in retries:
+        _request_retry(message)
+
+
+def _status_event(message: Message, previous: str) -> PendingEvent:
+    data = {
+        "conversationId": str(message.conversation_id),
+        "patientId": str(message.conversation.patient_id),
+        "channel": message.channel,
+        "purpose": message.purpose,
+        "status": message.status,
+    }
+    if message.status == Message.State.SENT:
+        return PendingEvent(
+            type="message.sent",
+            subject_type="message",
+            subject_id=message.id,
+            data={**data, "sandbox": message.sandbox},
+        )
+    return PendingEvent(
+        type="message.status_changed",
+        subject_type="message",
+        subject_id=message.id,
+        data={**data, "previousStatus": previous, "errorCode": message.error_code or None},
+    )
+
+
+def _sandbox_row(message: Message, request) -> SandboxDelivery:
+    return SandboxDelivery(
+        organization_id=message.organization_id,
+        message=message,
+        provider=message.conversation.connection.kind,
+        method=request.method,
+        url=request.url[:500],
+        request=request.recordable(),
+    )
+
+
+def _request_retry(message: Message) -> None:
+    from apps.conversations.tasks import send_messages
+
+    delay = max(1, int((message.next_attempt_at - timezone.now()).total_seconds()) + 1)
+    try:
+        send_messages.apply_async(([str(message.id)],), countdown=delay)
+    except Exception:
+        logger.warning("retry of message %s not scheduled (broker); left to the sweep", message.id)
+
+
+def due_messages(limit: int) -> list:
+    """Queued messages whose time has come and that no worker holds: retries, the end of quiet hours, sends whose
+    request was lost with the broker, leases of dead workers."""
+    return list(
+        Message.unscoped_objects.filter(status=Message.State.QUEUED, next_attempt_at__lte=timezone.now())
+        .filter(direction=Message.Direction.OUTBOUND)
+        .order_by("next_attempt_at")
+        .values_list("id", flat=True)[:limit]
+    )
+
+
+def sweep_due(limit: int = 5000) -> int:
+    ids = due_messages(limit)
+    request_sending(ids)
+    return len(ids)

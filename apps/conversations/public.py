@@ -1,0 +1,52 @@
+"""The conversations app's interface to other apps: import from here, never from its other modules or its api/.
+
+What other areas use: queueing outbound messages through the send pipeline (`queue_messages` with
+`OutboundMessage`, one result per message: queued or skipped with a reason), the models they point at and query
+(a campaign recipient keeps its Message; audiences leave out blocked contacts), the channel kinds and the rules'
+channel maps, the conversation and message readers for one practice, and a patient's address on a channel.
+"""
+
+from apps.conversations.models import ChannelConnection, ContactBlock, Conversation, Kind, Message, Purpose
+from apps.conversations.outbound import (
+    ADDRESS_SUPPRESSED,
+    BLOCK_CHANNEL,
+    CONNECTION_UNAVAILABLE,
+    CONSENT_CHANNEL,
+    CONTACT_BLOCKED,
+    NO_ADDRESS,
+    NO_CONSENT,
+    OPTED_OUT,
+    OUTSIDE_CARE_WINDOW,
+    PATIENT_NOT_FOUND,
+    OutboundMessage,
+    QueueResult,
+    patient_address,
+    queue_messages,
+)
+from apps.conversations.selectors import connections_of, conversation_get, messages_of
+
+__all__ = [
+    "ADDRESS_SUPPRESSED",
+    "BLOCK_CHANNEL",
+    "CONNECTION_UNAVAILABLE",
+    "CONSENT_CHANNEL",
+    "CONTACT_BLOCKED",
+    "NO_ADDRESS",
+    "NO_CONSENT",
+    "OPTED_OUT",
+    "OUTSIDE_CARE_WINDOW",
+    "PATIENT_NOT_FOUND",
+    "ChannelConnection",
+    "ContactBlock",
+    "Conversation",
+    "Kind",
+    "Message",
+    "OutboundMessage",
+    "Purpose",
+    "QueueResult",
+    "connections_of",
+    "conversation_get",
+    "messages_of",
+    "patient_address",
+    "queue_messages",
+]
