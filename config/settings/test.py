@@ -5,7 +5,7 @@ import tempfile
 from pathlib import Path
 
 from .base import *  # noqa: F403
-from .base import CACHES, CHANNEL_LAYERS, DATABASES, REDIS_URL, STORAGES
+from .base import CACHES, CHANNEL_LAYERS, DATABASES, REDIS_URL, STORAGES, SVC_SMS_API_URL
 
 DEBUG = os.environ.get("DEBUG") == "1"  # the e2e webhook worker runs with DEBUG=1 to reach a loopback receiver
 SVC_WEBHOOKS_ALLOW_LOOPBACK = os.environ.get("SVC_WEBHOOKS_ALLOW_LOOPBACK") == "1"
@@ -43,4 +43,5 @@ SVC_INBOUND_EMAIL_DOMAIN = "inbound.practice.example"
 SVC_MESSAGING_APP_GRAPH_URL = ""
 
 # Outbound messages are recorded, not sent; tests of the provider calls point the API URLs at local servers.
-SVC_OUTBOUND_TRANSPORT = "sandbox"
+SVC_OUTBOUND_TRANSPORT = os.environ.get("SVC_OUTBOUND_TRANSPORT", "sandbox")  # the e2e worker test: provider
+SVC_SMS_API_URL = os.environ.get("SVC_SMS_API_URL", SVC_SMS_API_URL)
