@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 
 import phonenumbers
 from django.conf import settings
+from django.db import connection as database
 from django.db import transaction
 from django.db.models import F
 from django.db.models.functions import Greatest
@@ -578,19 +579,7 @@ def _record(outcomes: list[Outcome]) -> None:
                 events.setdefault(message.organization_id, (message.organization, []))[1].append(
                     _status_event(message, previous)
                 )
-        Message.unscoped_objects.bulk_update(
-            [o.message for o in outcomes],
-            [
-                "status",
-                "provider_message_id",
-                "status_changed_at",
-                "next_attempt_at",
-                "error_code",
-                "held_reason",
-                "sandbox",
-                "attempts",
-            ],
-        )
+        _write_outcomes([o.message for o in outcomes], now)
         if sandbox_rows:
             SandboxDelivery.objects.bulk_create(sandbox_rows)
         for organization, pending in events.values():
@@ -601,6 +590,31 @@ def _record(outcomes: list[Outcome]) -> None:
             )
     for message in retries:
         _request_retry(message)
+
+
+def _write_outcomes(messages: list[Message], now: datetime) -> None:
+    """One UPDATE … FROM unnest(…) for the batch: Django's bulk_update builds a CASE per column and row, which cost
+    five times the rest of a sandbox batch."""
+    columns = {
+        "status": ("text", [m.status for m in messages]),
+        "provider_message_id": ("text", [m.provider_message_id for m in messages]),
+        "status_changed_at": ("timestamptz", [m.status_changed_at for m in messages]),
+        "next_attempt_at": ("timestamptz", [m.next_attempt_at for m in messages]),
+        "error_code": ("text", [m.error_code for m in messages]),
+        "held_reason": ("text", [m.held_reason for m in messages]),
+        "sandbox": ("boolean", [m.sandbox for m in messages]),
+        "attempts": ("integer", [m.attempts for m in messages]),
+    }
+    names = ", ".join(columns)
+    casts = ", ".join(f"%s::{kind}[]" for kind, _ in columns.values())
+    assignments = ", ".join(f"{name} = v.{name}" for name in columns)
+    with database.cursor() as cursor:
+        cursor.execute(
+            # Table and column names are this module's constants; every value is a bound parameter.
+            f"UPDATE {Message._meta.db_table} AS m SET {assignments}, updated_at = %s "  # noqa: S608
+            f"FROM unnest(%s::uuid[], {casts}) AS v(id, {names}) WHERE m.id = v.id",
+            [now, [m.id for m in messages], *(values for _, values in columns.values())],
+        )
 
 
 def _status_event(message: Message, previous: str) -> PendingEvent:
