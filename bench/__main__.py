@@ -1,4 +1,4 @@
-"""python -m bench [webhooks|mcp|crm|capture|throughput|writes|inbound] … — dispatch to a suite (make bench
+"""python -m bench [webhooks|mcp|crm|capture|throughput|writes|inbound|campaigns] … — dispatch to a suite (make bench
 BENCH_ARGS=…); no subcommand runs the patients area (bench.patients)."""
 
 import importlib
@@ -12,6 +12,7 @@ SUITES = {  # subcommand → the module whose main(argv) runs it
     "throughput": "bench.throughput.run",
     "writes": "bench.patients.writes",
     "inbound": "bench.inbound.run",
+    "campaigns": "bench.campaigns.run",
 }
 
 

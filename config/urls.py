@@ -20,9 +20,14 @@ urlpatterns = [
     path("", include("apps.tasks.api.urls")),
     path("", include("apps.today.api.urls")),
     path("", include("apps.appointments.api.urls")),
+    path("", include("apps.assist.urls")),  # /conversations/{id}/assist/…: before the conversations app's routes
     path("", include("apps.conversations.api.urls")),
+    path("", include("apps.notifications.api.urls")),
     path("", include("apps.capture.api.urls")),
+    path("", include("apps.campaigns.api.urls")),  # /templates/…, /campaigns/…, /marketing/unsubscribe/{token}
     path("", include("apps.sites.api.urls")),  # /site/{siteKey}/…, /form-page/{token}, /settings/sites
+    path("", include("apps.teamchat.api.urls")),  # /team-chat/…
+    path("", include("apps.support.api.urls")),  # /support/…
     path("", include("apps.oauth.urls")),
     path("", include("apps.oauth.api.urls")),
     path("", include("apps.mcp.urls")),

@@ -34,6 +34,8 @@ class User(AbstractBaseUser, PermissionsMixin):
     is_active = models.BooleanField(default=True)
     is_staff = models.BooleanField(default=False, help_text="May sign in to the back office (/admin).")
     email_verified_at = models.DateTimeField(null=True, blank=True)  # when a link sent to the address was opened
+    # The member's own mobile in E.164, for samples they send themselves (a campaign's test send by SMS or WhatsApp).
+    phone_mobile = models.CharField(max_length=20, blank=True, default="")
     avatar = models.ForeignKey("StoredImage", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

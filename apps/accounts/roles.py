@@ -6,6 +6,9 @@ workspace only. `patient:erase` (right to erasure, DELETE /patients/{id}) is the
 (archiving in bulk, merging) is held by owners and managers; `patient:export` (CSV of the list) by owners,
 managers and analysts. `inbox:work` (reading and working conversations) is held by the roles that answer patients
 (owner, manager, front desk, telesales); analysts read the inbox's counts only (`conversation:read`).
+`teamchat:use` (team chat between colleagues) is every role's; `teamchat:manage` (rename, archive and remove members
+of any channel the holder can see, not only the ones they created) is the owners' and managers'.
+`notification:use` (one's own notification feed and its switches) is every role's.
 """
 
 OWNER = "owner"
@@ -56,10 +59,13 @@ _ORG_ADMIN = {
     "report:read",
     "dialer:use",
 }
+# Team chat: every member talks to colleagues; owners and managers also look after every channel (apps.teamchat).
+_TEAMCHAT = {"teamchat:use"}
+_TEAMCHAT_MANAGE = {"teamchat:use", "teamchat:manage"}
 
 ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
-    OWNER: frozenset(_ALL_CRM | _ORG_ADMIN | {"patient:erase", "patient:export", "inbox:work"}),
-    MANAGER: frozenset(_ALL_CRM | _ORG_ADMIN | {"patient:export", "inbox:work"}),
+    OWNER: frozenset(_ALL_CRM | _ORG_ADMIN | _TEAMCHAT_MANAGE | {"patient:erase", "patient:export", "inbox:work"}),
+    MANAGER: frozenset(_ALL_CRM | _ORG_ADMIN | _TEAMCHAT_MANAGE | {"patient:export", "inbox:work"}),
     FRONT_DESK: frozenset(
         _crud("patient", "read", "create", "update")
         | _crud("appointment")
@@ -69,6 +75,7 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
         | _crud("deposit", "read", "create")
         | {"treatment:read", "reputation:read", "campaign:read", "settings:read", "member:read", "dialer:use"}
         | {"inbox:work"}
+        | _TEAMCHAT
     ),
     TELESALES: frozenset(
         _crud("patient", "read", "create", "update")
@@ -78,12 +85,16 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
         | _crud("appointment", "read", "create", "update")
         | {"treatment:read", "campaign:read", "deposit:read", "settings:read", "member:read", "dialer:use"}
         | {"inbox:work"}
+        | _TEAMCHAT
     ),
-    ANALYST: frozenset(_READ_CRM | {"report:read", "settings:read", "member:read", "patient:export"}),
-    DENTIST: frozenset({"member:read"}),
-    HYGIENIST: frozenset({"member:read"}),
-    NURSE: frozenset({"member:read"}),
+    ANALYST: frozenset(_READ_CRM | _TEAMCHAT | {"report:read", "settings:read", "member:read", "patient:export"}),
+    DENTIST: frozenset(_TEAMCHAT | {"member:read"}),
+    HYGIENIST: frozenset(_TEAMCHAT | {"member:read"}),
+    NURSE: frozenset(_TEAMCHAT | {"member:read"}),
 }
+# Every member has their own notification feed and switches in each practice (apps.notifications).
+_EVERY_MEMBER = frozenset({"notification:use"})
+ROLE_PERMISSIONS = {role: permissions | _EVERY_MEMBER for role, permissions in ROLE_PERMISSIONS.items()}
 
 ALL_PERMISSIONS: frozenset[str] = frozenset().union(*ROLE_PERMISSIONS.values())
 

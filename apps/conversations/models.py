@@ -343,7 +343,8 @@ class SandboxDelivery(TenantModel):
     """What the sandbox transport would have sent: the provider request (method, URL, body; never credentials), so a
     developer running `make run` can read exactly what a provider would have received."""
 
-    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="+")
+    # None for a test send (a sample to a member's own address, not a conversation's message).
+    message = models.ForeignKey(Message, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     provider = models.CharField(max_length=24)
     method = models.CharField(max_length=8)
     url = models.CharField(max_length=500)

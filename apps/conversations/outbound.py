@@ -100,7 +100,7 @@ class QueueResult:
 # --- addresses and rules ------------------------------------------------------------------------------------------
 
 
-def _region(connection: ChannelConnection, organization) -> str | None:
+def practice_region(connection: ChannelConnection, organization) -> str | None:
     """The country a national number the practice stored is in: its own number's, else the practice's country."""
     if connection.kind != Kind.EMAIL and connection.address.startswith("+"):
         try:
@@ -173,7 +173,8 @@ def _marketing_refusals(patient_ids: set, channels: set[str]) -> dict[tuple, str
     return refusals
 
 
-def _validate(kind: str, message: OutboundMessage) -> None:
+def validate_outbound(kind: str, message: OutboundMessage) -> None:
+    """The per-channel rules a message must meet (raised as ValidationFailed naming the field)."""
     if not message.body.strip() and not message.template:
         raise ValidationFailed("body: must not be empty", details={"fields": {"body": ["must not be empty"]}})
     if len(message.body) > BODY_LIMITS[kind]:
@@ -215,7 +216,7 @@ def queue_messages(
             return [QueueResult(m.reference, None, CONNECTION_UNAVAILABLE) for m in messages]
         kind = connection.kind
         for message in messages:
-            _validate(kind, message)
+            validate_outbound(kind, message)
         patient_ids = {m.patient_id for m in messages}
         patients = {
             p.id: p
@@ -229,7 +230,7 @@ def queue_messages(
         }
         if conversation is not None:
             conversations[conversation.patient_id] = conversation
-        region = _region(connection, organization)
+        region = practice_region(connection, organization)
         addresses = {}
         for patient_id, patient in patients.items():
             replying = conversation is not None and conversation.patient_id == patient_id
@@ -477,26 +478,98 @@ def quiet_hours_end(rules: MessagingSettings, time_zone: str, now: datetime) -> 
 
 
 def _envelope(message: Message) -> Envelope:
-    connection = message.conversation.connection
-    to = message.outbound.get("to", "")
+    return _envelope_of(
+        message.conversation.connection,
+        message.organization,
+        message_id=message.id,
+        to=message.outbound.get("to", ""),
+        body=message.body,
+        subject=message.subject,
+        outbound=message.outbound,
+    )
+
+
+def _envelope_of(connection, organization, *, message_id, to: str, body: str, subject: str, outbound: dict) -> Envelope:
     token = connection.routing_token
     callback = {
         Kind.SMS: f"{settings.SVC_BASE_URL}/webhooks/sms/{token}/status",
         Kind.TELEPHONY_MESSAGING: f"{settings.SVC_BASE_URL}/webhooks/telephony-messaging/{token}",
     }.get(connection.kind, "")
     return Envelope(
-        message_id=message.id,
+        message_id=message_id,
         kind=connection.kind,
         from_address=connection.address,
         to_address=to.lstrip("+") if connection.kind == Kind.MESSAGING_APP else to,
-        body=message.body,
-        subject=message.subject,
-        html=message.outbound.get("html", ""),
-        unsubscribe_url=message.outbound.get("unsubscribeUrl", ""),
-        template=message.outbound.get("template"),
-        sender_name=message.organization.name[:78],
+        body=body,
+        subject=subject,
+        html=outbound.get("html", ""),
+        unsubscribe_url=outbound.get("unsubscribeUrl", ""),
+        template=outbound.get("template"),
+        sender_name=organization.name[:78],
         status_callback_url=callback,
     )
+
+
+# --- test sends: a sample to a member's own address ---------------------------------------------------------------
+
+
+def send_test_message(*, organization, connection_id, to_address: str, message: OutboundMessage) -> None:
+    """A sample of a message for a member's own number or address (a campaign's test send): validated like any
+    message, then sent after the commit by a worker through the connection's adapter and transport, exactly as a
+    patient would get it. It is not a conversation's message (nothing in the inbox, no events) and no patient rule
+    applies: the member asked for it. The sandbox records it like the rest."""
+    connection = ChannelConnection.objects.for_org(organization).filter(id=connection_id).first()
+    if connection is None or connection.status not in SENDING_STATUSES:
+        from apps.conversations.errors import SendRefused
+
+        raise SendRefused(CONNECTION_UNAVAILABLE)
+    validate_outbound(connection.kind, message)
+    payload = {
+        "organization_id": str(organization.pk),
+        "connection_id": str(connection.id),
+        "to": to_address,
+        "body": message.body,
+        "subject": message.subject,
+        "outbound": _outbound_fields(message, to_address),
+    }
+    from apps.conversations.tasks import send_test_message as task
+
+    transaction.on_commit(lambda: task.delay(payload))
+
+
+def deliver_test_message(payload: dict) -> str:
+    """The worker's half of send_test_message: the provider's id of the sample. Raises SendFailed."""
+    connection = (
+        ChannelConnection.unscoped_objects.select_related("organization")
+        .filter(id=payload["connection_id"], organization_id=payload["organization_id"])
+        .first()
+    )
+    if connection is None or connection.status not in SENDING_STATUSES:
+        raise SendFailed(CONNECTION_UNAVAILABLE)
+    envelope = _envelope_of(
+        connection,
+        connection.organization,
+        message_id=uuid.uuid4(),
+        to=payload["to"],
+        body=payload["body"],
+        subject=payload["subject"],
+        outbound=payload["outbound"],
+    )
+    sender = transport()
+    try:
+        provider_id, request = sender.send(envelope, connection_credentials(connection))
+    finally:
+        sender.close()
+    if sender.sandbox:
+        SandboxDelivery.objects.create(
+            organization_id=connection.organization_id,
+            message=None,
+            provider=connection.kind,
+            method=request.method,
+            url=request.url[:500],
+            request=request.recordable(),
+        )
+    return provider_id
 
 
 def _backoff(attempts: int, retry_after: int | None) -> timedelta:

@@ -1,18 +1,22 @@
 """The conversations app's interface to other apps: import from here, never from its other modules or its api/.
 
 What other areas use: queueing outbound messages through the send pipeline (`queue_messages` with
-`OutboundMessage`, one result per message: queued or skipped with a reason), the models they point at and query
-(a campaign recipient keeps its Message; audiences leave out blocked contacts), the channel kinds and the rules'
-channel maps, the conversation and message readers for one practice, and a patient's address on a channel.
+`OutboundMessage`, one result per message: queued or skipped with a reason), checking one message first
+(`validate_outbound`, `BODY_LIMITS`, `MAX_HTML`), a sample to a member's own address (`send_test_message`), the
+models they point at and query (a campaign recipient keeps its Message; audiences leave out blocked contacts), the
+channel kinds and the rules' channel maps, the conversation and message readers for one practice, and a patient's
+address on a channel.
 """
 
 from apps.conversations.models import ChannelConnection, ContactBlock, Conversation, Kind, Message, Purpose
 from apps.conversations.outbound import (
     ADDRESS_SUPPRESSED,
     BLOCK_CHANNEL,
+    BODY_LIMITS,
     CONNECTION_UNAVAILABLE,
     CONSENT_CHANNEL,
     CONTACT_BLOCKED,
+    MAX_HTML,
     NO_ADDRESS,
     NO_CONSENT,
     OPTED_OUT,
@@ -21,16 +25,21 @@ from apps.conversations.outbound import (
     OutboundMessage,
     QueueResult,
     patient_address,
+    practice_region,
     queue_messages,
+    send_test_message,
+    validate_outbound,
 )
 from apps.conversations.selectors import connections_of, conversation_get, messages_of
 
 __all__ = [
     "ADDRESS_SUPPRESSED",
     "BLOCK_CHANNEL",
+    "BODY_LIMITS",
     "CONNECTION_UNAVAILABLE",
     "CONSENT_CHANNEL",
     "CONTACT_BLOCKED",
+    "MAX_HTML",
     "NO_ADDRESS",
     "NO_CONSENT",
     "OPTED_OUT",
@@ -48,5 +57,8 @@ __all__ = [
     "conversation_get",
     "messages_of",
     "patient_address",
+    "practice_region",
     "queue_messages",
+    "send_test_message",
+    "validate_outbound",
 ]

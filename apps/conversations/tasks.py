@@ -1,5 +1,7 @@
 """Celery entry points: thin and safe to run twice (the row lock with SKIP LOCKED decides who works)."""
 
+import logging
+
 from celery import shared_task
 from django.utils import timezone
 
@@ -7,6 +9,7 @@ from apps.conversations import inbound
 from apps.conversations.models import EmailEventReceipt, InboundDelivery, ParkedCallback
 
 SWEEP_AFTER_SECONDS = 60
+logger = logging.getLogger("apps.conversations")
 
 
 @shared_task(name="apps.conversations.tasks.drain_connection")
@@ -42,6 +45,29 @@ def sweep_outbound() -> int:
     from apps.conversations import outbound
 
     return outbound.sweep_due()
+
+
+TEST_SEND_ATTEMPTS = 5
+
+
+@shared_task(name="apps.conversations.tasks.send_test_message")
+def send_test_message(payload: dict, attempt: int = 1) -> bool:
+    """A sample to a member's own address (outbound.send_test_message): tried again with backoff (2, 4, 8, 16 s, or
+    the provider's Retry-After) while the provider is unavailable, then given up with a log line (the member sees
+    nothing arrive and can send another)."""
+    from apps.conversations import outbound
+    from apps.conversations.senders import SendFailed
+
+    try:
+        outbound.deliver_test_message(payload)
+    except SendFailed as failed:
+        if failed.retryable and attempt < TEST_SEND_ATTEMPTS:
+            countdown = max(failed.retry_after or 0, 2**attempt)
+            send_test_message.apply_async((payload, attempt + 1), countdown=countdown)
+        else:
+            logger.warning("test send not sent (%s, attempt %s)", failed.code, attempt)
+        return False
+    return True
 
 
 @shared_task(name="apps.conversations.tasks.copy_attachment")

@@ -7,9 +7,13 @@ renderer of its own error page for its path prefixes (in AppConfig.ready); JsonE
 """
 
 import json
+import secrets
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.http import HttpResponse
+from django.template.loader import render_to_string
 
 # renderer(request, *, title, message, status) -> HttpResponse
 ErrorPageRenderer = Callable[..., HttpResponse]
@@ -85,3 +89,35 @@ def error_page_for(request, response) -> HttpResponse | None:
             page[name] = response[name]
     page.keeps_html = True
     return page
+
+
+def _service_origin() -> str:
+    parts = urlsplit(settings.SVC_BASE_URL)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def people_page(request, template: str, context: dict, *, status: int = 200, framable: bool = False) -> HttpResponse:
+    """A server-rendered page for people: loads nothing (Content-Security-Policy default-src 'none'; the one inline
+    style carries a nonce), posts only to this service, sends a Referer only to this service (`same-origin`: a
+    same-origin form post keeps its Origin), never cached. `framable` pages may be embedded by any site (the hosted
+    form page in a practice's website); the others are never framed."""
+    nonce = secrets.token_urlsafe(16)
+    content = render_to_string(template, context | {"nonce": nonce}, request=getattr(request, "_request", request))
+    response = HttpResponse(content, status=status, content_type="text/html; charset=utf-8")
+    response["Content-Security-Policy"] = "; ".join(
+        (
+            "default-src 'none'",
+            f"style-src 'nonce-{nonce}'",
+            f"form-action 'self' {_service_origin()}",
+            "frame-ancestors *" if framable else "frame-ancestors 'none'",
+            "base-uri 'none'",
+        )
+    )
+    response["Cache-Control"] = "no-store"
+    response["Referrer-Policy"] = "same-origin"
+    if framable:
+        response.xframe_options_exempt = True
+    else:
+        response["X-Frame-Options"] = "DENY"
+    response.keeps_html = True  # a page for people, also when it says "not found"
+    return response

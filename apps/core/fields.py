@@ -88,3 +88,11 @@ class TextField(serializers.CharField):
         if not isinstance(data, str):
             self.fail("type")
         return super().to_internal_value(data)
+
+
+@extend_schema_field({"type": "string", "pattern": r"^([01]\d|2[0-3]):[0-5]\d$", "example": "21:00"})
+class ClockTimeField(serializers.TimeField):
+    """A time of day as HH:MM, both ways (OpenAPI's format "time" would promise RFC 3339 seconds and offset)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(format="%H:%M", input_formats=["%H:%M"], **kwargs)

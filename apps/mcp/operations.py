@@ -3,10 +3,11 @@
 An operation id is the method and the path with :params named as the spec names them, in camelCase
 ("GET /patients/:id", "POST /partner/practices/:organizationId/owner-invitation"); `param_name` is the one place a
 path parameter's name is converted, for the id, the input schema and the path built from `params`. Surfaces the
-contract keeps from agents are never listed: account-wide routes (/user, /organization), sign-in and other /auth
-routes (except GET /auth/me), /transfer/core-*, the clinical workspace and referrals, calls and recordings, and the
-MCP and OAuth machinery itself. Of those, the account-wide operations that exist answer the spec's
-403 BROWSER_SESSION_REQUIRED when called (`unavailable`); the rest are unknown operations.
+contract keeps from agents are never listed: account-wide routes (/user, /organization, /support), team chat
+(/team-chat, person to person), sign-in and other /auth routes (except GET /auth/me), /transfer/core-*, the clinical
+workspace and referrals, calls and recordings, and the MCP and OAuth machinery itself. Of those, the account-wide
+operations and team chat answer the spec's 403 BROWSER_SESSION_REQUIRED when called (`unavailable`); the rest are
+unknown operations.
 """
 
 import re
@@ -24,6 +25,9 @@ WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _HIDDEN_PREFIXES = (
     "/user",
     "/organization",
+    "/support",
+    # Person-to-person chat between colleagues: browser session only (apps.teamchat), never an agent's.
+    "/team-chat",
     "/auth/",
     "/transfer/core-",
     "/day-list",
@@ -43,11 +47,15 @@ _HIDDEN_PREFIXES = (
     "/capture/",
     "/site/",
     "/form-page/",
+    "/marketing/unsubscribe/",  # a patient's signed opt-out link (apps.campaigns)
     "/openapi",
     "/docs",
     "/admin",
 )
 _ALLOWED_EXCEPTIONS = {("GET", "/auth/me")}
+# Areas outside the spec's account-wide list whose routes need a browser session too (their views declare
+# browser_session_only): hidden, and answered BROWSER_SESSION_REQUIRED as the REST API answers.
+_SESSION_ONLY_AREAS = ("/team-chat",)
 _PARAM = re.compile(r"\{([^}]+)\}")
 
 
@@ -134,7 +142,7 @@ def _input_schema(method: str, operation: dict, path_params: list[str], componen
 def _unavailable_error(path: str) -> type[ApiError] | None:
     """The answer to a hidden operation that exists (spec MCP rule 7): account-wide surfaces need a browser
     session, as the REST API answers any machine credential there (Authentication rule 9)."""
-    return BrowserSessionRequired if under_prefix(path, *BROWSER_SESSION_SURFACES) else None
+    return BrowserSessionRequired if under_prefix(path, *BROWSER_SESSION_SURFACES, *_SESSION_ONLY_AREAS) else None
 
 
 @dataclass(frozen=True)

@@ -7,49 +7,23 @@ framed by any site; they load nothing (Content-Security-Policy default-src 'none
 nonce), post only to this service, send a Referer only to this service (`same-origin`: the hosted-form token is
 in the URL; `no-referrer` would also make a browser's form post carry "Origin: null") and are never cached."""
 
-import secrets
-from urllib.parse import urlsplit
-
 from django.conf import settings
 from django.http import HttpResponse
-from django.template.loader import render_to_string
 
 from apps.capture.public import CLICK_IDS, UTM_FIELDS, CaptureForm, form_token, interpret
-from apps.core.browser_pages import wants_html
+from apps.core.browser_pages import people_page, wants_html
 from apps.sites.fields import FORM_PAGE_FIELDS, MAX_LENGTHS
 
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 PASSED_THROUGH = frozenset(UTM_FIELDS + CLICK_IDS)
 MAX_PASSED_VALUE = 255
-REFERRER_POLICY = "same-origin"  # as settings.SECURE_REFERRER_POLICY: a same-origin form post keeps its Origin
 HONEYPOT = "_svc_hp"  # apps.capture.api.receive drops posts that fill it
 PAGE_MARKER = "_svc_form_page"  # sent by the hosted page's form: its post is checked and the page shown again
 BROWSER_PAGES = ("/form-page/", "/capture/")  # where a browser's failure is an error page (apps.core.browser_pages)
 
 
-def _service_origin() -> str:
-    parts = urlsplit(settings.SVC_BASE_URL)
-    return f"{parts.scheme}://{parts.netloc}"
-
-
 def page(request, template: str, context: dict, *, status: int = 200) -> HttpResponse:
-    nonce = secrets.token_urlsafe(16)
-    content = render_to_string(template, context | {"nonce": nonce}, request=getattr(request, "_request", request))
-    response = HttpResponse(content, status=status, content_type="text/html; charset=utf-8")
-    response["Content-Security-Policy"] = "; ".join(
-        (
-            "default-src 'none'",
-            f"style-src 'nonce-{nonce}'",
-            f"form-action 'self' {_service_origin()}",
-            "frame-ancestors *",
-            "base-uri 'none'",
-        )
-    )
-    response["Cache-Control"] = "no-store"
-    response["Referrer-Policy"] = REFERRER_POLICY
-    response.xframe_options_exempt = True  # embedded in the practice's pages (frame-ancestors above)
-    response.keeps_html = True  # a page for people, also when it says "not found"
-    return response
+    return people_page(request, template, context, status=status, framable=True)  # embedded in the practice's pages
 
 
 def form_page_usable(form: CaptureForm | None) -> bool:

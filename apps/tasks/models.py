@@ -55,6 +55,12 @@ class Task(TenantModel):
             models.Index(
                 fields=["organization", "assignee", "due_at", "created_at", "id"], name="tasks_org_assignee_order_idx"
             ),
+            # The task-due sweep (apps.notifications) finds open assigned tasks that just fell due, every practice.
+            models.Index(
+                fields=["due_at"],
+                condition=Q(status="open", assignee__isnull=False),
+                name="tasks_open_assigned_due_idx",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -17,6 +17,7 @@ SERVER_ERROR = 1011
 class LiveUpdatesConsumer(AsyncJsonWebsocketConsumer):
     admission: live.Admission | None = None
     group: str | None = None
+    user_group: str | None = None
 
     async def connect(self):
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
@@ -34,6 +35,8 @@ class LiveUpdatesConsumer(AsyncJsonWebsocketConsumer):
             return
         self.group = live.group_name(self.admission.organization_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
+        self.user_group = live.user_group_name(self.admission.organization_id, self.admission.user_id)
+        await self.channel_layer.group_add(self.user_group, self.channel_name)
         await self.accept()
 
     async def disconnect(self, code):
@@ -60,6 +63,15 @@ class LiveUpdatesConsumer(AsyncJsonWebsocketConsumer):
                 }
             )
 
+    async def live_user(self, message):
+        """A frame for this member alone (push_to_users), after the same access re-read as events."""
+        if self.admission is None or message.get("user_id") != str(self.admission.user_id):
+            return
+        if await self._current_role(message) is not None:
+            await self.send_json(
+                {"type": message["kind"], "organizationId": self.admission.organization_id, "data": message["data"]}
+            )
+
     async def _current_role(self, message) -> str | None:
         """The member's role now, or None (and the socket closed) when they may no longer receive anything."""
         if self.admission is None or message.get("organization_id") != self.admission.organization_id:
@@ -79,3 +91,6 @@ class LiveUpdatesConsumer(AsyncJsonWebsocketConsumer):
         if self.group is not None:
             await self.channel_layer.group_discard(self.group, self.channel_name)
             self.group = None
+        if self.user_group is not None:
+            await self.channel_layer.group_discard(self.user_group, self.channel_name)
+            self.user_group = None

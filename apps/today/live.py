@@ -5,6 +5,9 @@ committed rows are re-read (an event recorded in a savepoint that rolled back is
 envelopes, to one channel-layer group per practice. Nothing here can fail the commit: errors are logged and the
 events stay in the outbox (clients catch up with GET /today on reconnect).
 
+Pushing to members: push_to_users() (apps.today.public) sends a frame to each named member's own group after the
+commit (notifications, team chat); every socket of that member on that practice receives it.
+
 Receiving: apps.today.consumers admits a socket with `admit()` and, for each group message, re-reads the member's
 access with `current_role()` and forwards the envelopes `may_receive()` allows.
 """
@@ -19,6 +22,8 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.contrib.auth import SESSION_KEY
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import transaction
 from django.db.models import Count
 
 from apps.accounts.models import Membership
@@ -34,6 +39,7 @@ logger = logging.getLogger("apps.today")
 
 EVENTS_MESSAGE = "live.events"  # consumers' handler: live_events
 RESYNC_MESSAGE = "live.resync"  # consumers' handler: live_resync
+USER_MESSAGE = "live.user"  # consumers' handler: live_user (push_to_users: a frame for one member)
 MAX_EVENTS_PER_COMMIT = 1000  # beyond this a commit sends one resync notice instead of its events
 MAX_EVENTS_PER_MESSAGE = 100
 MAX_MESSAGE_BYTES = 256 * 1024
@@ -51,7 +57,12 @@ READ_PERMISSIONS = (
     ("reputation_", "reputation:read"),
 )
 OTHER_EVENTS_PERMISSION = "settings:read"
-LIVE_PERMISSIONS = frozenset(permission for _, permission in READ_PERMISSIONS) | {OTHER_EVENTS_PERMISSION}
+# Frames for one member (their notifications, their team chat rooms) need only these: every role holds them, so
+# clinical roles connect too and receive their own frames, though no practice event reaches them.
+PERSONAL_PERMISSIONS = frozenset({"notification:use", "teamchat:use"})
+LIVE_PERMISSIONS = (
+    frozenset(permission for _, permission in READ_PERMISSIONS) | {OTHER_EVENTS_PERMISSION} | PERSONAL_PERMISSIONS
+)
 
 # Close codes. Before accept they refuse the handshake (an HTTP 403 through daphne); after, they end the socket.
 BAD_REQUEST, UNAUTHENTICATED, FORBIDDEN, RATE_LIMITED = 4400, 4401, 4403, 4429
@@ -63,6 +74,11 @@ HANDSHAKE_LIMIT = TokenBucketLimit(
 
 def group_name(organization_id) -> str:
     return f"today.live.{organization_id}"
+
+
+def user_group_name(organization_id, user_id) -> str:
+    """One member's own group: every socket that member opened on that practice joins it."""
+    return f"today.user.{organization_id}.{user_id}"
 
 
 def read_permission(event_type: str) -> str:
@@ -135,6 +151,41 @@ def publish_committed(event_ids) -> None:
             async_to_sync(_send)(layer, messages)
     except Exception as exc:
         logger.warning("live updates not published (%s); clients catch up on reconnect", type(exc).__name__)
+
+
+def push_to_users(organization_id, user_ids, kind: str, data: dict) -> None:
+    """Send {"type": kind, "organizationId", "data": data} to the open sockets of these members of the practice,
+    after the current transaction commits (at once outside one). A rollback sends nothing; a failure is logged and
+    never undoes the commit. `data` goes out as given (camelCase keys, JSON values)."""
+    organization_id = str(getattr(organization_id, "pk", organization_id))
+    users = list(dict.fromkeys(str(getattr(user, "pk", user)) for user in user_ids))
+    if not users:
+        return
+
+    def push() -> None:
+        try:
+            layer = get_channel_layer()
+            if layer is None:
+                return
+            payload = json.loads(json.dumps(data, cls=DjangoJSONEncoder))
+            messages = [
+                (
+                    user_group_name(organization_id, user_id),
+                    {
+                        "type": USER_MESSAGE,
+                        "organization_id": organization_id,
+                        "user_id": user_id,
+                        "kind": kind,
+                        "data": payload,
+                    },
+                )
+                for user_id in users
+            ]
+            async_to_sync(_send)(layer, messages)
+        except Exception as exc:
+            logger.warning("live push %s not sent (%s); clients catch up on reconnect", kind, type(exc).__name__)
+
+    transaction.on_commit(push, robust=True)
 
 
 # --- admission and re-reads ---------------------------------------------------------------------------------------

@@ -100,6 +100,11 @@ INSTALLED_APPS = [
     "apps.conversations",
     "apps.capture",
     "apps.sites",
+    "apps.campaigns",
+    "apps.teamchat",
+    "apps.support",
+    "apps.notifications",
+    "apps.assist",
     "oauth2_provider",
     "apps.oauth",
     "apps.mcp",
@@ -322,6 +327,7 @@ SPECTACULAR_SETTINGS = {
         "IntakeReviewReasonEnum": "apps.capture.models.IntakeReviewItem.Reason",
         "WebsiteStatusEnum": "apps.sites.models.Website.Status",
         "FormDiscoveryStatusEnum": "apps.sites.models.FormDiscovery.Status",
+        "NotificationKindEnum": "apps.notifications.models.Kind",
     },
     "TAGS": [
         {"name": "auth", "description": "Sign-in, sign-up, sessions, API keys and the bootstrap identity."},
@@ -351,6 +357,31 @@ SPECTACULAR_SETTINGS = {
         },
         {"name": "site", "description": "Public website surfaces: form configuration and form-discovery reports."},
         {"name": "intake-review", "description": "Captured leads that need a person before they are worked."},
+        {
+            "name": "templates",
+            "description": "Message templates per channel with variables, validated on save; preview, provider "
+            "approval of messaging-app templates, and sending one to a patient.",
+        },
+        {
+            "name": "campaigns",
+            "description": "Campaigns: a template sent on a channel connection to an audience frozen at launch, "
+            "paced hourly and daily in the background; recipients, totals, test sends and the opt-out link.",
+        },
+        {
+            "name": "Team chat",
+            "description": "Chat between the members of one practice: channels (public or private), direct "
+            "threads, mentions, unread counts, live over /today/ws. Person to person: browser session only (API keys "
+            "and OAuth tokens get 403 BROWSER_SESSION_REQUIRED).",
+        },
+        {
+            "name": "support",
+            "description": "The signed-in person's chat with the platform's support staff (browser session only).",
+        },
+        {
+            "name": "notifications",
+            "description": "Your own feed in the practice: assigned conversations, mentions, tasks due, new leads; "
+            "read marks and per-kind switches; new ones pushed over /today/ws.",
+        },
     ],
 }
 
@@ -386,9 +417,23 @@ SVC_EMAIL_PROVIDER_API_URL = (
     env("SVC_EMAIL_PROVIDER_API_URL", "https://api.resend.com") or "https://api.resend.com"
 ).rstrip("/")
 SVC_EMAIL_PROVIDER_API_KEY = env("SVC_EMAIL_PROVIDER_API_KEY", "") or ""
+# Outbound messages: "provider" sends through the providers' APIs below; "sandbox" records what would have been
+# sent (make run and tests; apps.conversations.senders).
 SVC_OUTBOUND_TRANSPORT = env("SVC_OUTBOUND_TRANSPORT", "provider") or "provider"
 SVC_SMS_API_URL = env("SVC_SMS_API_URL", "https://api.twilio.com") or "https://api.twilio.com"
 SVC_TELEPHONY_API_URL = env("SVC_TELEPHONY_API_URL", "https://api.telnyx.com") or "https://api.telnyx.com"
+
+# Notifications (apps.notifications): kept this long, and a task that fell due up to this long ago is still noticed
+# (the task-due sweep runs every minute; a beat outage longer than this skips the notices in between).
+SVC_NOTIFICATIONS_RETENTION_DAYS = int(env("SVC_NOTIFICATIONS_RETENTION_DAYS", "180") or 180)
+SVC_NOTIFICATIONS_TASK_DUE_LOOKBACK = 24 * 3600  # seconds
+
+# AI assist (apps.assist): off until a provider speaking the OpenAI chat-completions API is configured (all three).
+# The URL is the API's base, e.g. https://api.openai.com/v1 (…/chat/completions is appended).
+SVC_AI_ASSIST_PROVIDER_URL = (env("SVC_AI_ASSIST_PROVIDER_URL", "") or "").rstrip("/")
+SVC_AI_ASSIST_PROVIDER_KEY = env("SVC_AI_ASSIST_PROVIDER_KEY", "") or ""
+SVC_AI_ASSIST_PROVIDER_MODEL = env("SVC_AI_ASSIST_PROVIDER_MODEL", "") or ""
+SVC_AI_ASSIST_TIMEOUT = float(env("SVC_AI_ASSIST_TIMEOUT", "30") or 30)  # seconds for the provider to answer
 
 # Celery: at-least-once work. Late acks + requeue on a lost worker; visibility timeout above the longest task,
 # and no ETA longer than it (long delays are rows with a due time that beat sweeps).
@@ -413,6 +458,9 @@ CELERY_BEAT_SCHEDULE = {
     "oauth-purge-spent-codes": {"task": "apps.oauth.tasks.purge_spent_codes", "schedule": 3600.0},
     "webhooks-lost-subscriptions": {"task": "apps.webhooks.tasks.archive_lost_subscriptions", "schedule": 3600.0},
     "capture-sweep": {"task": "apps.capture.tasks.sweep", "schedule": 60.0},
+    "campaigns-sweep": {"task": "apps.campaigns.tasks.sweep", "schedule": 30.0},
+    "notifications-task-due": {"task": "apps.notifications.tasks.notify_due_tasks", "schedule": 60.0},
+    "notifications-purge": {"task": "apps.notifications.tasks.purge_old", "schedule": 3600.0},
 }
 
 CHANNEL_LAYERS = {
@@ -433,6 +481,9 @@ SVC_SENSITIVE_USER_BUCKET = (20, 0.2)  # 20 at once, then one every 5 s
 SVC_SENSITIVE_ADDRESS_BUCKET = (60, 1.0)
 SVC_PUBLIC_ACCOUNT_RATE = "300/m"  # invitation preview/answer per client address (public abuse screen)
 SVC_LIVE_HANDSHAKE_BUCKET = (300, 5.0)  # GET /today/ws handshakes per user
+SVC_SUPPORT_CHAT_BUCKET = (30, 1.0)  # POST /support/messages per user
+SVC_AI_ASSIST_BUCKET = (60, 6 / 60)  # AI assist (suggest, summarize) per organization: 60 burst, 6 per minute
+SVC_CAMPAIGN_TEST_SEND_BUCKET = (20, 20 / 3600)  # POST /campaigns/{id}/test-send per sender per campaign
 SVC_CAPTURE_FORM_BUCKET = (200, 5.0)  # POST /capture/{token} per form endpoint
 SVC_SITE_DISCOVERY_BUCKET = (30, 0.5)  # POST /site/{siteKey}/forms per site
 SVC_PUBLIC_SCREEN_RATE = "300/m"  # public surfaces (capture, site, form page) per client address

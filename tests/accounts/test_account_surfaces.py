@@ -1,6 +1,8 @@
 """Account-wide surfaces (/user/*, /organization/*): browser session only, their documented shapes, tenant isolation
 of the member list, and the role → permission table."""
 
+import json
+
 import pytest
 from django.test import Client
 
@@ -78,7 +80,22 @@ def test_user_me_shape(owner):
         "name": owner.user.name,
         "createdAt": owner.user.created_at.strftime(TIMESTAMP_FORMAT),
         "emailVerifiedAt": None,
+        "phoneMobile": "",
     }
+
+
+def test_your_own_mobile_number_is_kept_in_e164_and_checked(owner):
+    client = owner.session_client()
+
+    def patch(data):
+        return client.patch("/user/me", json.dumps(data), content_type="application/json")
+
+    assert patch({"phoneMobile": "+44 7700 900123"}).json()["phoneMobile"] == "+447700900123"
+    for bad in ("07700 900123", "+44 12", 447700900123):
+        response = patch({"phoneMobile": bad})
+        assert response.status_code == 400 and "phoneMobile" in response.json()["details"]["fields"], bad
+    assert client.get("/user/me").json()["phoneMobile"] == "+447700900123"
+    assert patch({"phoneMobile": ""}).json()["phoneMobile"] == ""
 
 
 def test_organization_mine_lists_only_the_callers_practices(owner, outsider):

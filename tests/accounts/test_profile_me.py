@@ -26,6 +26,7 @@ def test_patch_changes_the_name(owner):
         "name": "Dr. Ada Rossi",
         "createdAt": user.created_at.strftime(TIMESTAMP_FORMAT),
         "emailVerifiedAt": None,
+        "phoneMobile": "",
     }
     assert client.get("/user/me").json()["name"] == "Dr. Ada Rossi"
 

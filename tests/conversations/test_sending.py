@@ -598,3 +598,25 @@ def test_a_status_reported_while_the_send_is_in_flight_is_applied_once_the_send_
     message.refresh_from_db()
     assert message.status == "delivered"
     assert not InboundDelivery.unscoped_objects.exists()
+
+
+def test_a_sample_to_a_members_own_number_goes_through_the_provider_and_stores_no_message(
+    owner, api, connection, providers, django_capture_on_commit_callbacks
+):
+    seen = twilio_messages(providers, [(503, {"code": 20503}), (201, {"sid": "SMsample"})])
+    sample = outbound.OutboundMessage(patient_id=None, body="[Test] Sbiancamento -20%")
+    with django_capture_on_commit_callbacks(execute=True):
+        outbound.send_test_message(
+            organization=owner.organization, connection_id=connection["id"], to_address="+393470000001", message=sample
+        )
+    # The provider's 503 was retried by the task (eager here), then accepted.
+    assert [request["To"] for request in seen] == ["+393470000001", "+393470000001"]
+    assert seen[-1]["Body"] == "[Test] Sbiancamento -20%"
+    assert not Message.unscoped_objects.exists() and not Conversation.unscoped_objects.exists()
+
+    assert api.delete(f"/settings/channel-connections/{connection['id']}").status_code in (200, 204)
+    with pytest.raises(Exception) as refused:
+        outbound.send_test_message(
+            organization=owner.organization, connection_id=connection["id"], to_address="+393470000001", message=sample
+        )
+    assert refused.value.code == "CONNECTION_UNAVAILABLE"

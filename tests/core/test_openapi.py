@@ -31,6 +31,7 @@ ALLOWED_EXTRA_TAGS = {
     "mcp": "the MCP server endpoint",
     "partners": "partner agency routes (/partner/*)",
     "treatments": "the practice's treatment catalogue",
+    "support": "the signed-in person's chat with the platform's support staff (/support/*)",
 }
 
 
@@ -122,6 +123,7 @@ def test_public_routes_need_no_credential_and_others_do(schema):
         "/auth/organization/accept-invitation",
         "/auth/organization/reject-invitation",
         "/mcp",  # authenticates itself (OAuth access tokens for the MCP server, with its own challenge)
+        "/marketing/unsubscribe/{token}",  # the signed opt-out token in the path is the boundary
     }
     # Public capture surfaces: the routing token, site key or hosted-form token in the path is the boundary.
     # Provider callbacks (/webhooks/*) are verified with the provider's own signature over the body.

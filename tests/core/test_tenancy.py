@@ -196,6 +196,14 @@ LEADING_ORGANIZATION_EXEMPT = {
     "capture_submission_retry_idx",
     "conv_delivery_pending_idx",
     "conv_attachment_pending_idx",
+    "conv_message_queued_idx",  # the senders' sweep: queued messages whose time has come
+    "campaigns_active_idx",  # the release sweep: scheduled and sending campaigns
+    "tasks_open_assigned_due_idx",  # the task-due notifications sweep
+    "notif_created_idx",  # the retention purge
+    "notif_task_due_at_idx",  # the retention purge of task-due notices
+    # A message deleted with its conversation (erasure) clears its recipient's link: Django's SET_NULL looks the
+    # recipients up by message id alone.
+    "campaigns_recip_message_idx",
 }
 
 

@@ -1,12 +1,32 @@
 """Wire shapes of the profile routes: /user/me (update), /user/avatar, /organization/logo, /user/sessions."""
 
+import phonenumbers
 from rest_framework import serializers
 
+from apps.core.fields import TextField
 from apps.core.serializers import StrictSerializer
 
 
 class UserUpdateInput(StrictSerializer):
     name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    phone_mobile = TextField(
+        required=False,
+        allow_blank=True,
+        max_length=40,
+        help_text="Your own mobile number in international form (+44 7700 900123), where campaign test sends by "
+        "SMS and WhatsApp go; empty to remove it.",
+    )
+
+    def validate_phone_mobile(self, value: str) -> str:
+        if not value.strip():
+            return ""
+        try:
+            number = phonenumbers.parse(value, None)
+        except phonenumbers.NumberParseException:
+            raise serializers.ValidationError("must be an international number starting with +") from None
+        if not phonenumbers.is_possible_number(number):
+            raise serializers.ValidationError("is not a valid mobile number")
+        return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
 
     def to_internal_value(self, data):
         if isinstance(data, dict) and "email" in data:

@@ -53,9 +53,10 @@ class UserMeView(AccountView):
         tags=["user"],
         request=ps.UserUpdateInput,
         responses={200: s.UserProfileOutput},
-        summary="Change your profile (name); the e-mail address is not changed here",
-        description="Browser session only. Changes name only: email and unknown fields answer 400 VALIDATION_ERROR "
-        "naming them.",
+        summary="Change your profile (name, your own mobile number); the e-mail address is not changed here",
+        description="Browser session only. Changes name and phoneMobile (international form, stored as E.164; "
+        "where your campaign test sends by SMS and WhatsApp go): email and unknown fields answer 400 "
+        "VALIDATION_ERROR naming them.",
     )
     def patch(self, request):
         data = self.parse_body(ps.UserUpdateInput)

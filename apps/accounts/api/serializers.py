@@ -60,6 +60,7 @@ class UserProfileOutput(UserOutput):
     email_verified_at = serializers.DateTimeField(
         allow_null=True, help_text="When a link sent to the address was opened; null until then."
     )
+    phone_mobile = serializers.CharField(help_text="Your own mobile number (E.164) for test sends; empty when unset.")
 
 
 class SignedInOutput(serializers.Serializer):

@@ -7,7 +7,14 @@ from rest_framework import serializers
 
 from apps.appointments.models import AppointmentStatus, AppointmentType
 from apps.appointments.renderers import AppointmentSerializer
-from apps.core.fields import UUID_LIST_SCHEMA, AwareDateTimeField, StrictUUIDField, TenantRelatedField, TextField
+from apps.core.fields import (
+    UUID_LIST_SCHEMA,
+    AwareDateTimeField,
+    ClockTimeField,
+    StrictUUIDField,
+    TenantRelatedField,
+    TextField,
+)
 from apps.core.serializers import (
     NonEmptyPatchSerializer,
     OffsetQuerySerializer,
@@ -200,8 +207,8 @@ class WorkingHoursWriteSerializer(StrictSerializer):
 
 class WorkingHoursRowSerializer(serializers.Serializer):
     weekday = serializers.IntegerField()
-    start_time = serializers.TimeField(format="%H:%M")
-    end_time = serializers.TimeField(format="%H:%M")
+    start_time = ClockTimeField()
+    end_time = ClockTimeField()
     location_id = serializers.UUIDField(allow_null=True)
 
     class Meta:

@@ -8,6 +8,7 @@ from rest_framework import serializers
 
 from apps.conversations.models import ChannelConnection, Kind, Status
 from apps.conversations.services import CREDENTIALS
+from apps.core.fields import ClockTimeField
 from apps.core.naming import to_camel
 from apps.core.serializers import StrictSerializer
 
@@ -184,8 +185,8 @@ class ChannelConnectionListQuerySerializer(StrictSerializer):
 
 class MessagingSettingsSerializer(serializers.Serializer):
     quiet_hours_enabled = serializers.BooleanField()
-    quiet_hours_start = serializers.TimeField(format="%H:%M")
-    quiet_hours_end = serializers.TimeField(format="%H:%M")
+    quiet_hours_start = ClockTimeField()
+    quiet_hours_end = ClockTimeField()
     timezone = serializers.SerializerMethodField(help_text="The practice's time zone the hours are read in.")
 
     class Meta:
@@ -197,5 +198,5 @@ class MessagingSettingsSerializer(serializers.Serializer):
 
 class MessagingSettingsUpdateSerializer(StrictSerializer):
     quiet_hours_enabled = serializers.BooleanField(required=False)
-    quiet_hours_start = serializers.TimeField(required=False, input_formats=["%H:%M"], help_text="HH:MM")
-    quiet_hours_end = serializers.TimeField(required=False, input_formats=["%H:%M"], help_text="HH:MM")
+    quiet_hours_start = ClockTimeField(required=False, help_text="HH:MM")
+    quiet_hours_end = ClockTimeField(required=False, help_text="HH:MM")

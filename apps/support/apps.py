@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class SupportConfig(AppConfig):
+    name = "apps.support"
+    label = "support"
+    verbose_name = "Support chat"
