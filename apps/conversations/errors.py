@@ -59,6 +59,7 @@ class SendRefused(ApiError):
         "OPTED_OUT": "The patient opted out of marketing on this channel.",
         "NO_CONSENT": "The patient has not given marketing consent for this channel.",
         "PATIENT_NOT_FOUND": "No such patient.",
+        "PATIENT_INACTIVE": "The patient is recorded as deceased (or archived, for marketing).",
         "CONNECTION_UNAVAILABLE": "The channel connection is disconnected.",
         "OUTSIDE_CARE_WINDOW": "More than 24 hours since the patient last wrote on this channel: only an approved "
         "template may be sent (POST /templates/{id}/send).",

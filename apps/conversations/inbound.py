@@ -553,9 +553,11 @@ def _apply_status(organization, connection: ChannelConnection, status: StatusUpd
         )
         .first()
     )
-    if message is None and _send_in_flight(organization, connection):
+    recent = received_at > timezone.now() - timezone.timedelta(minutes=10)
+    if message is None and recent and _send_in_flight(organization, connection):
         # Providers can report a status before the sender has committed the provider's id of its message: the
-        # delivery is retried by the sweep (counted) rather than dropped.
+        # delivery is retried by the sweep (counted) rather than dropped. After ten minutes it is a status of a
+        # message this service did not send (the provider's console): ignored like one.
         raise StatusBeforeSend()
     if message is None or not _moves_forward(message.status, status.status):
         return

@@ -16,16 +16,18 @@ A worker that dies mid-batch leaves its lease to lapse and the sweep to send aga
 e-mail provider's idempotency key makes e-mail exactly once)."""
 
 import logging
+import time
 import uuid
 import zoneinfo
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import phonenumbers
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import connection as database
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
@@ -47,13 +49,18 @@ from apps.conversations.services import connection_credentials, connection_recor
 from apps.core.errors import ValidationFailed
 from apps.events.services import Actor, PendingEvent, emit_many
 from apps.patients.public import MarketingConsent, Patient, timeline_record_many
+from apps.patients.public import Status as PatientStatus
 
 logger = logging.getLogger("apps.conversations")
 
 SEND_TOGETHER = 100  # messages one worker task sends
 MAX_SEND_ATTEMPTS = 5
 RETRY_BASE_SECONDS = 30  # 30 s, 1, 2, 4 min between attempts (or the provider's Retry-After when longer)
-LEASE_SECONDS = 300  # a taken message is this worker's until then: longer than a batch may take
+LEASE_SECONDS = 600  # a taken message is this worker's until then: longer than a task may live (hard limit 300 s)
+SEND_BATCH_SECONDS = 60  # a batch to a real provider stops calling after this; the rest is handed on at once
+RULES_FRESH_SECONDS = 10  # the rules are read again when a batch has been calling the provider this long
+MAX_RETRY_COUNTDOWN = 3000  # below the broker's visibility timeout (3,600 s): later retries wait for the sweep
+SWEEP_GRACE_SECONDS = 60  # a queued message's own send task has this long before the sweep asks again
 CARE_WINDOW = timedelta(hours=24)  # WhatsApp: free-form text only this long after the patient last wrote
 SENDING_STATUSES = (Status.PENDING, Status.ACTIVE, Status.FAILING)
 # Longest body each channel takes (Twilio's and Telnyx's 1,600 characters, WhatsApp's 4,096; e-mail is generous).
@@ -67,6 +74,8 @@ ADDRESS_SUPPRESSED = "ADDRESS_SUPPRESSED"
 OPTED_OUT = "OPTED_OUT"
 NO_CONSENT = "NO_CONSENT"
 PATIENT_NOT_FOUND = "PATIENT_NOT_FOUND"
+PATIENT_INACTIVE = "PATIENT_INACTIVE"  # deceased (any message), or archived (marketing)
+SEND_ERROR = "SEND_ERROR"  # an unexpected error building or sending this message (logged with its type)
 CONNECTION_UNAVAILABLE = "CONNECTION_UNAVAILABLE"
 OUTSIDE_CARE_WINDOW = "OUTSIDE_CARE_WINDOW"
 QUIET_HOURS = "QUIET_HOURS"
@@ -139,6 +148,17 @@ def _blocks(organization_ids, pairs: set[tuple[str, str]]) -> dict[tuple, str]:
         address__in={address for _, address in pairs},
     ).values_list("organization_id", "channel", "address", "reason")
     return {(org, channel, address): reason for org, channel, address, reason in rows}
+
+
+def _inactive(patient_ids: set) -> dict:
+    """patient id → "deceased" or "archived" for those of `patient_ids` no message (deceased) or no marketing
+    (archived) may reach."""
+    rows = (
+        Patient.unscoped_objects.filter(id__in=patient_ids)
+        .filter(Q(status=PatientStatus.DECEASED) | Q(archived_at__isnull=False))
+        .values_list("id", "status")
+    )
+    return {pid: "deceased" if status == PatientStatus.DECEASED else "archived" for pid, status in rows}
 
 
 def _block_reason(reason: str) -> str:
@@ -222,7 +242,7 @@ def queue_messages(
             p.id: p
             for p in Patient.objects.for_org(organization)
             .filter(id__in=patient_ids, merged_into__isnull=True)
-            .only("id", "email", "phone_mobile")
+            .only("id", "email", "phone_mobile", "status", "archived_at")
         }
         conversations = {
             c.patient_id: c
@@ -246,8 +266,13 @@ def queue_messages(
         for message in messages:
             address = addresses.get(message.patient_id)
             reason = None
-            if message.patient_id not in patients:
+            patient = patients.get(message.patient_id)
+            if patient is None:
                 reason = PATIENT_NOT_FOUND
+            elif patient.status == PatientStatus.DECEASED or (
+                purpose == Purpose.MARKETING and patient.archived_at is not None
+            ):
+                reason = PATIENT_INACTIVE
             elif not address:
                 reason = NO_ADDRESS
             elif (organization.pk, block_channel, address) in blocks:
@@ -399,8 +424,9 @@ class Outcome:
     credentials_refused: bool = False
 
 
-def _lease(message_ids: list) -> list[Message]:
+def _lease(message_ids: list) -> tuple[list[Message], datetime]:
     now = timezone.now()
+    lease = now + timedelta(seconds=LEASE_SECONDS)
     with transaction.atomic():
         messages = list(
             Message.unscoped_objects.select_for_update(skip_locked=True, of=("self",))
@@ -415,11 +441,23 @@ def _lease(message_ids: list) -> list[Message]:
         )
         if messages:
             Message.unscoped_objects.filter(id__in=[m.id for m in messages]).update(
-                next_attempt_at=now + timedelta(seconds=LEASE_SECONDS), attempts=F("attempts") + 1, held_reason=""
+                next_attempt_at=lease, attempts=F("attempts") + 1, held_reason=""
             )
     for message in messages:
         message.attempts += 1
-    return messages
+    return messages, lease
+
+
+def _hand_on(messages: list[Message], lease: datetime) -> None:
+    """Messages a batch did not get to (its time ran out): due again at once, the attempt not counted, and a send
+    requested for them."""
+    ids = [m.id for m in messages]
+    if not ids:
+        return
+    Message.unscoped_objects.filter(id__in=ids, status=Message.State.QUEUED, next_attempt_at=lease).update(
+        next_attempt_at=timezone.now(), attempts=F("attempts") - 1
+    )
+    request_sending(ids)
 
 
 class _Rules:
@@ -429,6 +467,7 @@ class _Rules:
         organization_ids = {m.organization_id for m in messages}
         pairs = {(BLOCK_CHANNEL[m.channel], m.outbound.get("to", "")) for m in messages}
         self.blocks = _blocks(organization_ids, pairs)
+        self.inactive = _inactive({m.conversation.patient_id for m in messages})
         marketing = [m for m in messages if m.purpose == Purpose.MARKETING]
         self.refusals = _marketing_refusals(
             {m.conversation.patient_id for m in marketing}, {CONSENT_CHANNEL[m.channel] for m in marketing}
@@ -449,6 +488,9 @@ class _Rules:
         block = self.blocks.get((message.organization_id, BLOCK_CHANNEL[message.channel], message.outbound.get("to")))
         if block is not None:
             return _block_reason(block)
+        inactive = self.inactive.get(message.conversation.patient_id)
+        if inactive == "deceased" or (inactive and message.purpose == Purpose.MARKETING):
+            return PATIENT_INACTIVE
         if message.purpose == Purpose.MARKETING:
             return self.refusals.get((message.conversation.patient_id, CONSENT_CHANNEL[message.channel]), "")
         return ""
@@ -505,7 +547,7 @@ def _envelope_of(connection, organization, *, message_id, to: str, body: str, su
         html=outbound.get("html", ""),
         unsubscribe_url=outbound.get("unsubscribeUrl", ""),
         template=outbound.get("template"),
-        sender_name=organization.name[:78],
+        sender_name=" ".join(organization.name.split())[:78],  # no line break can reach a header
         status_callback_url=callback,
     )
 
@@ -577,29 +619,53 @@ def _backoff(attempts: int, retry_after: int | None) -> timedelta:
 
 
 def send_batch(message_ids: list) -> int:
-    """Send the queued, due messages among `message_ids` that no other worker holds. Returns how many were sent."""
-    messages = _lease(message_ids)
+    """Send the queued, due messages among `message_ids` that no other worker holds. Returns how many were sent.
+
+    To a real provider each result is committed as soon as the provider answers (its status callback may come within
+    a second), the rules are read again every RULES_FRESH_SECONDS, and after SEND_BATCH_SECONDS (or the task's soft
+    time limit) the messages not yet tried are handed on, so a slow provider never outlives the lease."""
+    messages, lease = _lease(message_ids)
     if not messages:
         return 0
-    rules = _Rules(messages)
+    rules, rules_read = _Rules(messages), time.monotonic()
     sender = transport()
+    started = time.monotonic()
     credentials: dict = {}
     outcomes: list[Outcome] = []
     try:
-        for message in messages:
+        for position, message in enumerate(messages):
+            if position and not sender.sandbox and time.monotonic() - started > SEND_BATCH_SECONDS:
+                _hand_on(messages[position:], lease)
+                break
+            if time.monotonic() - rules_read > RULES_FRESH_SECONDS:
+                rules, rules_read = _Rules(messages[position:]), time.monotonic()
             outcome = _attempt(message, rules, sender, credentials)
             outcomes.append(outcome)
             if not sender.sandbox:
-                # A real provider may post this message's status within a second: its id is committed at once.
-                _record([outcome])
+                _record([outcome], lease)
         if sender.sandbox:
-            _record(outcomes)
+            _record(outcomes, lease)
+    except SoftTimeLimitExceeded:
+        _hand_on(messages[len(outcomes) :], lease)
+        raise
     finally:
         sender.close()
     return sum(1 for outcome in outcomes if outcome.provider_message_id)
 
 
 def _attempt(message: Message, rules: _Rules, sender, credentials: dict) -> Outcome:
+    """One message's fate. Whatever goes wrong with this message alone (a practice name an e-mail header cannot
+    carry, credentials that no longer decrypt) fails it with SEND_ERROR, never the batch."""
+    try:
+        return _try(message, rules, sender, credentials)
+    except SoftTimeLimitExceeded:
+        raise
+    except Exception as exc:
+        logger.warning("message %s not sent: %s", message.id, type(exc).__name__)
+        return Outcome(message, failure=SEND_ERROR)
+
+
+def _try(message: Message, rules: _Rules, sender, credentials: dict) -> Outcome:
     now = timezone.now()
     refusal = rules.refusal(message)
     if refusal:
@@ -619,12 +685,15 @@ def _attempt(message: Message, rules: _Rules, sender, credentials: dict) -> Outc
     return Outcome(message, provider_message_id=provider_id, request=request, sandbox=sender.sandbox)
 
 
-def _record(outcomes: list[Outcome]) -> None:
+def _record(outcomes: list[Outcome], lease: datetime) -> None:
+    """Write the batch's results — only onto messages still queued under this batch's lease, so a worker that
+    outlived its lease never overwrites what another did since — then their events, after the commit the retries."""
     now = timezone.now()
     events: dict = {}
     sandbox_rows = []
     retries = []
     refused = {}
+    changes = []
     with transaction.atomic():
         for outcome in outcomes:
             message = outcome.message
@@ -648,11 +717,15 @@ def _record(outcomes: list[Outcome]) -> None:
                 else:
                     message.error_code = outcome.error
                     retries.append(message)
-            if message.status != previous:
+            changes.append((message, previous))
+        written = _write_outcomes([o.message for o in outcomes], now, lease=lease)
+        for message, previous in changes:
+            if message.id in written and message.status != previous:
                 events.setdefault(message.organization_id, (message.organization, []))[1].append(
                     _status_event(message, previous)
                 )
-        _write_outcomes([o.message for o in outcomes], now)
+        sandbox_rows = [row for row in sandbox_rows if row.message_id in written]
+        retries = [message for message in retries if message.id in written]
         if sandbox_rows:
             SandboxDelivery.objects.bulk_create(sandbox_rows)
         for organization, pending in events.values():
@@ -665,9 +738,10 @@ def _record(outcomes: list[Outcome]) -> None:
         _request_retry(message)
 
 
-def _write_outcomes(messages: list[Message], now: datetime) -> None:
-    """One UPDATE … FROM unnest(…) for the batch: Django's bulk_update builds a CASE per column and row, which cost
-    five times the rest of a sandbox batch."""
+def _write_outcomes(messages: list[Message], now: datetime, *, lease: datetime | None = None) -> set:
+    """One UPDATE … FROM unnest(…) for the batch (Django's bulk_update builds a CASE per column and row, which cost
+    five times the rest of a sandbox batch), onto rows still queued (and under `lease` when given). Returns the ids
+    written."""
     columns = {
         "status": ("text", [m.status for m in messages]),
         "provider_message_id": ("text", [m.provider_message_id for m in messages]),
@@ -685,9 +759,12 @@ def _write_outcomes(messages: list[Message], now: datetime) -> None:
         cursor.execute(
             # Table and column names are this module's constants; every value is a bound parameter.
             f"UPDATE {Message._meta.db_table} AS m SET {assignments}, updated_at = %s "  # noqa: S608
-            f"FROM unnest(%s::uuid[], {casts}) AS v(id, {names}) WHERE m.id = v.id",
-            [now, [m.id for m in messages], *(values for _, values in columns.values())],
+            f"FROM unnest(%s::uuid[], {casts}) AS v(id, {names}) "
+            "WHERE m.id = v.id AND m.status = 'queued' AND (%s::timestamptz IS NULL OR m.next_attempt_at = %s) "
+            "RETURNING m.id",
+            [now, [m.id for m in messages], *(values for _, values in columns.values()), lease, lease],
         )
+        return {row[0] for row in cursor.fetchall()}
 
 
 def _status_event(message: Message, previous: str) -> PendingEvent:
@@ -728,18 +805,54 @@ def _request_retry(message: Message) -> None:
     from apps.conversations.tasks import send_messages
 
     delay = max(1, int((message.next_attempt_at - timezone.now()).total_seconds()) + 1)
+    if delay > MAX_RETRY_COUNTDOWN:
+        return  # past the broker's visibility timeout: the sweep sends it when it is due
     try:
         send_messages.apply_async(([str(message.id)],), countdown=delay)
     except Exception:
         logger.warning("retry of message %s not scheduled (broker); left to the sweep", message.id)
 
 
+def withdraw_queued(*, organization, message_ids, reason: str) -> int:
+    """Fail the messages among `message_ids` that are still queued and not in a sender's hands (waiting for their
+    first send, a retry or the end of quiet hours) with `reason` as their error code, each emitting
+    message.status_changed: a cancelled campaign's messages never go. A message a worker holds right now may still
+    be sent. Returns how many were withdrawn."""
+    now = timezone.now()
+    with transaction.atomic():
+        messages = list(
+            Message.objects.for_org(organization)
+            .select_for_update(skip_locked=True, of=("self",))
+            .select_related("conversation")
+            .filter(id__in=message_ids, status=Message.State.QUEUED)
+            .exclude(attempts__gt=0, held_reason="", next_attempt_at__gt=now)  # leased: being sent
+        )
+        for message in messages:
+            message.status, message.error_code, message.status_changed_at = Message.State.FAILED, reason[:32], now
+            message.next_attempt_at, message.held_reason = None, ""
+        written = _write_outcomes(messages, now) if messages else set()
+        if written:
+            emit_many(
+                organization=organization,
+                actor=Actor.system("sender"),
+                events=[_status_event(m, Message.State.QUEUED) for m in messages if m.id in written],
+            )
+    return len(written)
+
+
 def due_messages(limit: int) -> list:
     """Queued messages whose time has come and that no worker holds: retries, the end of quiet hours, sends whose
     request was lost with the broker, leases of dead workers."""
+    now = timezone.now()
     return list(
-        Message.unscoped_objects.filter(status=Message.State.QUEUED, next_attempt_at__lte=timezone.now())
+        Message.unscoped_objects.filter(status=Message.State.QUEUED, next_attempt_at__lte=now)
         .filter(direction=Message.Direction.OUTBOUND)
+        # A fresh message's own send task is probably still in the queue: asked for again only after a grace.
+        .filter(
+            Q(attempts__gt=0)
+            | Q(held_reason=QUIET_HOURS)
+            | Q(created_at__lt=now - timedelta(seconds=SWEEP_GRACE_SECONDS))
+        )
         .order_by("next_attempt_at")
         .values_list("id", flat=True)[:limit]
     )

@@ -2,13 +2,21 @@
 
 What other areas use: queueing outbound messages through the send pipeline (`queue_messages` with
 `OutboundMessage`, one result per message: queued or skipped with a reason), checking one message first
-(`validate_outbound`, `BODY_LIMITS`, `MAX_HTML`), a sample to a member's own address (`send_test_message`), the
-models they point at and query (a campaign recipient keeps its Message; audiences leave out blocked contacts), the
-channel kinds and the rules' channel maps, the conversation and message readers for one practice, and a patient's
-address on a channel.
+(`validate_outbound`, `BODY_LIMITS`, `MAX_HTML`), a sample to a member's own address (`send_test_message`),
+withdrawing queued messages (`withdraw_queued`: a cancelled campaign's), the models they point at and query (a
+campaign recipient keeps its Message; audiences leave out blocked contacts), the channel kinds and the rules'
+channel maps, the conversation and message readers for one practice, and a patient's address on a channel.
 """
 
-from apps.conversations.models import ChannelConnection, ContactBlock, Conversation, Kind, Message, Purpose
+from apps.conversations.models import (
+    ChannelConnection,
+    ContactBlock,
+    Conversation,
+    Kind,
+    Message,
+    MessagingSettings,
+    Purpose,
+)
 from apps.conversations.outbound import (
     ADDRESS_SUPPRESSED,
     BLOCK_CHANNEL,
@@ -21,14 +29,17 @@ from apps.conversations.outbound import (
     NO_CONSENT,
     OPTED_OUT,
     OUTSIDE_CARE_WINDOW,
+    PATIENT_INACTIVE,
     PATIENT_NOT_FOUND,
     OutboundMessage,
     QueueResult,
     patient_address,
     practice_region,
     queue_messages,
+    quiet_hours_end,
     send_test_message,
     validate_outbound,
+    withdraw_queued,
 )
 from apps.conversations.selectors import connections_of, conversation_get, messages_of
 
@@ -44,12 +55,14 @@ __all__ = [
     "NO_CONSENT",
     "OPTED_OUT",
     "OUTSIDE_CARE_WINDOW",
+    "PATIENT_INACTIVE",
     "PATIENT_NOT_FOUND",
     "ChannelConnection",
     "ContactBlock",
     "Conversation",
     "Kind",
     "Message",
+    "MessagingSettings",
     "OutboundMessage",
     "Purpose",
     "QueueResult",
@@ -59,6 +72,8 @@ __all__ = [
     "patient_address",
     "practice_region",
     "queue_messages",
+    "quiet_hours_end",
     "send_test_message",
     "validate_outbound",
+    "withdraw_queued",
 ]

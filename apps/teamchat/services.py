@@ -7,6 +7,8 @@ The callers (api views) have already found the room among those the member can s
 """
 
 from django.db import IntegrityError, transaction
+from django.db.models import CharField, Value
+from django.db.models.functions import Cast, Concat
 from django.utils import timezone
 
 from apps.accounts.models import Membership
@@ -267,6 +269,17 @@ def thread_open(*, organization, actor: Membership, member_ids) -> tuple[Room, b
     except IntegrityError:  # opened by a racing request: the same thread
         return threads.get(), False
     return room, True
+
+
+def member_left(*, organization, user_id) -> None:
+    """A person left the practice (apps.accounts.hooks, inside the removal's transaction): they stop being a member
+    of every room, and their direct threads are set aside (the others keep them, with their history; the same
+    people opening a thread again get a new one), so being added back later reopens nothing said meanwhile."""
+    rooms = RoomMember.objects.for_org(organization).filter(user_id=user_id).values("room_id")
+    Room.objects.for_org(organization).filter(kind=Room.Kind.DIRECT, id__in=rooms).update(
+        direct_key=Concat(Value("left:"), Cast("id", output_field=CharField()))
+    )
+    RoomMember.objects.for_org(organization).filter(user_id=user_id).delete()
 
 
 # --- messages -------------------------------------------------------------------------------------------------

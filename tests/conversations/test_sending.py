@@ -587,12 +587,12 @@ def test_a_status_reported_while_the_send_is_in_flight_is_applied_once_the_send_
     owner, client, connection, start, django_capture_on_commit_callbacks
 ):
     message = message_of(start(execute=False))
-    [leased] = outbound._lease([message.id])  # a worker has taken it and is calling the provider
+    [leased], lease = outbound._lease([message.id])  # a worker has taken it and is calling the provider
     params = {"MessageSid": "SMearly", "MessageStatus": "delivered", "From": PRACTICE_NUMBER, "To": "+393331234567"}
     with django_capture_on_commit_callbacks(execute=True):
         assert status_post(client, connection, params).status_code == 200  # acknowledged, kept for later
     assert InboundDelivery.unscoped_objects.filter(state="received").count() == 1
-    outbound._record([outbound.Outcome(leased, provider_message_id="SMearly", request=None)])
+    outbound._record([outbound.Outcome(leased, provider_message_id="SMearly", request=None)], lease)
     InboundDelivery.unscoped_objects.update(created_at=timezone.now() - timedelta(minutes=2))
     sweep_deliveries()
     message.refresh_from_db()
@@ -620,3 +620,106 @@ def test_a_sample_to_a_members_own_number_goes_through_the_provider_and_stores_n
             organization=owner.organization, connection_id=connection["id"], to_address="+393470000001", message=sample
         )
     assert refused.value.code == "CONNECTION_UNAVAILABLE"
+
+
+# --- the pipeline's own safety ------------------------------------------------------------------------------------
+
+
+def test_an_unexpected_error_fails_that_message_alone(
+    owner, api, connection, patient, start, django_capture_on_commit_callbacks
+):
+    broken = connect(api, "sms", "+390200000001", {"accountSid": ACCOUNT_SID, "authToken": "t"})
+    ChannelConnection.unscoped_objects.filter(id=broken["id"]).update(credentials_encrypted="not-a-ciphertext")
+    other = PatientFactory(organization=owner.organization, phone_mobile="+39 333 000 0002")
+    with django_capture_on_commit_callbacks(execute=False):
+        bad = post(api, "/conversations", {"patientId": str(other.id), "connectionId": broken["id"], "body": "x"})
+        good = start(execute=False)
+    send_messages([bad.json()["message"]["id"], good.json()["message"]["id"]])  # one batch
+    assert (message_of(bad).status, message_of(bad).error_code) == ("failed", "SEND_ERROR")
+    assert message_of(good).status == "sent"
+
+
+def test_a_worker_that_outlived_its_lease_never_overwrites_a_later_send(owner, connection, start):
+    message = message_of(start(execute=False))
+    [first], first_lease = outbound._lease([message.id])
+    Message.unscoped_objects.filter(id=message.id).update(next_attempt_at=timezone.now())  # the lease lapsed
+    [second], second_lease = outbound._lease([message.id])
+    outbound._record([outbound.Outcome(second, provider_message_id="SMsecond", request=None)], second_lease)
+    outbound._record([outbound.Outcome(first, provider_message_id="SMfirst", request=None)], first_lease)
+    message.refresh_from_db()
+    assert (message.status, message.provider_message_id) == ("sent", "SMsecond")
+    assert Event.unscoped_objects.filter(type="message.sent", subject_id=str(message.id)).count() == 1
+
+
+def test_a_slow_provider_batch_hands_the_rest_on_without_counting_an_attempt(
+    owner, api, connection, providers, monkeypatch, django_capture_on_commit_callbacks
+):
+    seen = twilio_messages(providers, [(201, {"sid": "SMslow"})])
+    monkeypatch.setattr(outbound, "SEND_BATCH_SECONDS", 0)  # every call takes "too long"
+    patients = [PatientFactory(organization=owner.organization, phone_mobile=f"+39 333 100 000{i}") for i in range(3)]
+    ids = []
+    with django_capture_on_commit_callbacks(execute=False):
+        for each in patients:
+            data = {"patientId": str(each.id), "connectionId": connection["id"], "body": "Promemoria"}
+            ids.append(post(api, "/conversations", data).json()["message"]["id"])
+    send_messages(ids)  # one message per batch, the rest handed on (eager here: at once)
+    assert len(seen) == 3
+    assert list(Message.unscoped_objects.filter(id__in=ids).values_list("status", "attempts").distinct()) == [
+        ("sent", 1)
+    ]
+
+
+def test_deceased_patients_get_nothing_and_archived_ones_no_marketing(
+    owner, api, connection, patient, start, django_capture_on_commit_callbacks
+):
+    MessagingSettings.unscoped_objects.create(organization=owner.organization, quiet_hours_enabled=False)
+    grant(owner, patient)
+    queued = message_of(start(execute=False))
+    Patient.unscoped_objects.filter(id=patient.id).update(status="deceased")
+    send_messages([str(queued.id)])
+    queued.refresh_from_db()
+    assert (queued.status, queued.error_code) == ("failed", "PATIENT_INACTIVE")
+    assert_error(start(), 409, "PATIENT_INACTIVE")
+
+    Patient.unscoped_objects.filter(id=patient.id).update(status="patient", archived_at=timezone.now())
+    assert queue_marketing(owner, connection, patient, django_capture_on_commit_callbacks).skipped_reason == (
+        "PATIENT_INACTIVE"
+    )
+    assert message_of(start()).status == "sent"  # a service message to an archived patient still goes
+
+
+def test_the_sweep_leaves_a_fresh_message_to_its_own_task(owner, connection, start):
+    message = message_of(start(execute=False))
+    assert sweep_outbound() == 0
+    Message.unscoped_objects.filter(id=message.id).update(created_at=timezone.now() - timedelta(minutes=2))
+    assert sweep_outbound() == 1
+    message.refresh_from_db()
+    assert message.status == "sent"
+
+
+def test_withdrawing_queued_messages_fails_them_but_never_one_being_sent(owner, connection, patient, start):
+    waiting = message_of(start(execute=False))
+    other = PatientFactory(organization=owner.organization, phone_mobile="+39 333 000 0003")
+    in_flight = message_of(
+        post(
+            owner.api_client(),
+            "/conversations",
+            {"patientId": str(other.id), "connectionId": connection["id"], "body": "y"},
+        )
+    )
+    Message.unscoped_objects.filter(id=in_flight.id).update(
+        status="queued", attempts=1, next_attempt_at=timezone.now() + timedelta(minutes=5)
+    )
+    assert (
+        outbound.withdraw_queued(
+            organization=owner.organization, message_ids=[waiting.id, in_flight.id], reason="CAMPAIGN_CANCELLED"
+        )
+        == 1
+    )
+    waiting.refresh_from_db()
+    assert (waiting.status, waiting.error_code) == ("failed", "CAMPAIGN_CANCELLED")
+    assert Message.unscoped_objects.get(id=in_flight.id).status == "queued"
+    assert (
+        Event.unscoped_objects.get(type="message.status_changed", subject_id=str(waiting.id)).data["errorCode"]
+        == "CAMPAIGN_CANCELLED"
+    )

@@ -193,3 +193,23 @@ def test_agents_are_never_offered_team_chat_or_support(world, alice):
             method="GET", path=path, query=None, body=None, user=alice.member.user, credential=credential
         )
         assert (reply.status, reply.json()["code"]) == (403, "BROWSER_SESSION_REQUIRED"), path
+
+
+def test_a_member_removed_and_added_back_sees_nothing_said_while_away(owner, alice, bob, carol):
+    from apps.accounts.models import Membership
+
+    private = alice.channel("leads", "private", members=[bob])
+    thread = alice.thread(bob)
+    alice.say(thread, "before")
+    removed = alice.delete(f"/settings/team/members/{bob.id}")
+    assert removed.status_code in (200, 204), removed.content
+    alice.say(private, "while bob was away")
+    alice.say(thread, "while bob was away")
+
+    Membership.objects.create(organization=owner.organization, user=bob.member.user, role="front_desk")
+    back = person(bob.member)
+    assert back.get(f"/team-chat/channels/{private['id']}").status_code == 404
+    assert back.get(f"/team-chat/threads/{thread['id']}/messages").status_code == 404
+    fresh = back.thread(alice)
+    assert fresh["id"] != thread["id"]  # a new thread; alice keeps the old one with its history
+    assert alice.get(f"/team-chat/threads/{thread['id']}/messages").status_code == 200

@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from apps.accounts import roles
+from apps.accounts import hooks, roles
 from apps.accounts.errors import (
     AlreadyMember,
     InvitationAlreadyAnswered,
@@ -236,6 +236,7 @@ def member_remove(*, actor: Membership, user_id) -> None:
             _owners_only(actor, target.role, "remove a member holding")
         _keep_an_owner(actor.organization, target)
         target.delete()
+        hooks.member_removed(organization=actor.organization, user_id=target.user_id)
 
 
 def member_access_changed(membership_ids) -> None:
