@@ -45,6 +45,9 @@ class ChannelConnection(TenantModel):
     # e-mail address (email), normalised by the service.
     address = models.CharField(max_length=254)
     routing_token = models.CharField(max_length=64, unique=True)
+    # messaging_app: the business account the number belongs to, as the platform's signed callbacks say (entry.id);
+    # its template review decisions are routed by it. Never typed by a practice.
+    business_account_id = models.CharField(max_length=64, blank=True, default="")
     credentials_encrypted = models.TextField()
     credential_keys = models.JSONField(default=list)  # which credentials are set (names only), for the settings page
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)

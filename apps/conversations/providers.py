@@ -71,6 +71,32 @@ class Suppression:
     type: str = "suppression"
 
 
+@dataclass(frozen=True)
+class TemplateStatus:
+    """The messaging platform's review decision on a message template of a business account (not an inbox item:
+    applied when the callback arrives, apps.conversations.services.template_statuses_received)."""
+
+    account_id: str  # the WhatsApp Business Account id (the callback's entry.id)
+    name: str
+    language: str
+    status: str  # approved | rejected | pending
+    reason: str = ""
+
+
+# The platform's template events → whether the template may be sent. FLAGGED (quality warning) changes nothing.
+TEMPLATE_EVENTS = {
+    "APPROVED": "approved",
+    "REINSTATED": "approved",
+    "PENDING": "pending",
+    "IN_APPEAL": "pending",
+    "REJECTED": "rejected",
+    "PAUSED": "rejected",
+    "DISABLED": "rejected",
+    "PENDING_DELETION": "rejected",
+    "DELETED": "rejected",
+}
+
+
 Item = InboundText | StatusUpdate | Suppression
 _ITEM_TYPES = {"message": InboundText, "status": StatusUpdate, "suppression": Suppression}
 
@@ -267,6 +293,13 @@ WHATSAPP_STATUSES = {"sent": "sent", "delivered": "delivered", "read": "read", "
 WHATSAPP_MEDIA = ("image", "audio", "video", "document", "sticker")
 
 
+@dataclass
+class WhatsAppBody:
+    items: list = field(default_factory=list)
+    templates: list = field(default_factory=list)
+    accounts: dict = field(default_factory=dict)  # phone number id → business account id
+
+
 class WhatsAppCloud:
     """One app-level webhook for every connected number: the GET handshake echoes hub.challenge when
     hub.verify_token is the platform's; each POST is signed X-Hub-Signature-256 = "sha256=" + hex HMAC-SHA256 of
@@ -305,23 +338,53 @@ class WhatsAppCloud:
 
     @classmethod
     def items(cls, raw: bytes) -> list[Item]:
+        return cls.parse(raw).items
+
+    @classmethod
+    def parse(cls, raw: bytes) -> "WhatsAppBody":
+        """The inbox items (messages and statuses, routed by phone number id), the template review decisions, and
+        which business account each phone number id belongs to (entry.id: the platform says so, signed)."""
         data = _json_object(raw)
         if data.get("object") != "whatsapp_business_account":
             raise MalformedCallback("object", "must be whatsapp_business_account")
-        items: list[Item] = []
+        body = WhatsAppBody()
         for entry in _list(data.get("entry"), "entry"):
+            account_id = _text(entry.get("id"), "entry.id", limit=64, required=False) if isinstance(entry, dict) else ""
             for change in _list(entry.get("changes") if isinstance(entry, dict) else None, "entry.changes"):
                 value = change.get("value") if isinstance(change, dict) else None
-                if not isinstance(value, dict) or change.get("field") != "messages":
-                    continue  # account and template updates: nothing for the inbox
+                if not isinstance(value, dict):
+                    continue
+                if change.get("field") == "message_template_status_update":
+                    template = cls._template(account_id, value)
+                    if template is not None:
+                        body.templates.append(template)
+                    continue
+                if change.get("field") != "messages":
+                    continue  # other account updates: nothing for the service
                 metadata = _object(value.get("metadata"), "metadata")
                 number_id = _text(metadata.get("phone_number_id"), "metadata.phone_number_id", limit=64)
-                items += [cls._message(number_id, item) for item in _list(value.get("messages"), "messages")]
+                if account_id:
+                    body.accounts[number_id] = account_id
+                body.items += [cls._message(number_id, item) for item in _list(value.get("messages"), "messages")]
                 statuses = [cls._status(number_id, item) for item in _list(value.get("statuses"), "statuses")]
-                items += [status for status in statuses if status is not None]
-        if len(items) > MAX_ITEMS_PER_BODY:
+                body.items += [status for status in statuses if status is not None]
+        if len(body.items) + len(body.templates) > MAX_ITEMS_PER_BODY:
             raise MalformedCallback("entry", f"carries more than {MAX_ITEMS_PER_BODY} messages and statuses")
-        return items
+        return body
+
+    @staticmethod
+    def _template(account_id: str, value: dict) -> TemplateStatus | None:
+        status = TEMPLATE_EVENTS.get(str(value.get("event") or "").upper())
+        if status is None or not account_id:
+            return None
+        reason = str(value.get("reason") or "")
+        return TemplateStatus(
+            account_id=account_id,
+            name=_text(value.get("message_template_name"), "message_template_name", limit=512),
+            language=_text(value.get("message_template_language"), "message_template_language", limit=16),
+            status=status,
+            reason="" if reason.upper() == "NONE" else _storable(reason[:200], "reason"),
+        )
 
     @staticmethod
     def _message(number_id: str, message) -> InboundText:

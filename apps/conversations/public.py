@@ -42,6 +42,7 @@ from apps.conversations.outbound import (
     withdraw_queued,
 )
 from apps.conversations.selectors import connections_of, conversation_get, messages_of
+from apps.conversations.services import on_template_status
 
 __all__ = [
     "ADDRESS_SUPPRESSED",
@@ -69,6 +70,7 @@ __all__ = [
     "connections_of",
     "conversation_get",
     "messages_of",
+    "on_template_status",
     "patient_address",
     "practice_region",
     "queue_messages",

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from apps.conversations.errors import AddressAlreadyConnected, MessagingPlatformUnavailable
 from apps.conversations.models import (
+    OWNING_STATUSES,
     ChannelConnection,
     Conversation,
     EmailEventReceipt,
@@ -293,3 +294,47 @@ def messaging_settings_update(*, organization, data: dict[str, Any]):
             setattr(rules, name, data[name])
     rules.save()
     return rules
+
+
+# --- the messaging platform's account facts -----------------------------------------------------------------------
+
+# Called with each template review decision for a practice that has a number in that business account:
+# callback(organization_id=…, name=…, language=…, status=…, reason=…). Filled by apps.campaigns in its ready().
+_template_status_listeners: list = []
+
+
+def on_template_status(callback) -> None:
+    if callback not in _template_status_listeners:
+        _template_status_listeners.append(callback)
+
+
+def business_accounts_seen(accounts: dict[str, str]) -> None:
+    """Record which business account each connected number belongs to, as a verified callback says."""
+    for number_id, account_id in accounts.items():
+        ChannelConnection.unscoped_objects.filter(
+            kind=Kind.MESSAGING_APP, address=number_id, status__in=OWNING_STATUSES
+        ).exclude(business_account_id=account_id).update(business_account_id=account_id, updated_at=timezone.now())
+
+
+@transaction.atomic
+def template_statuses_received(statuses) -> int:
+    """Hand each template decision to the practices whose numbers belong to that business account. Returns how
+    many practice-decisions were handed on."""
+    handed = 0
+    for status in statuses:
+        organizations = set(
+            ChannelConnection.unscoped_objects.filter(
+                kind=Kind.MESSAGING_APP, business_account_id=status.account_id, status__in=OWNING_STATUSES
+            ).values_list("organization_id", flat=True)
+        )
+        for organization_id in organizations:
+            for listener in _template_status_listeners:
+                listener(
+                    organization_id=organization_id,
+                    name=status.name,
+                    language=status.language,
+                    status=status.status,
+                    reason=status.reason,
+                )
+            handed += 1
+    return handed

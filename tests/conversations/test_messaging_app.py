@@ -621,3 +621,62 @@ def test_a_status_that_is_not_about_delivery_is_skipped_and_the_rest_of_the_body
     assert response.status_code == 200, response.content
     assert response.json() == {"stored": 1, "duplicates": 0, "parked": False}
     assert Message.objects.for_org(owner.organization).count() == 1
+
+
+# --- the business account and its template review decisions -------------------------------------------------------
+
+
+def template_update(event: str, *, account_id="102290129340398", name="appointment_reminder", reason="NONE") -> dict:
+    value = {
+        "event": event,
+        "message_template_id": 594425479261596,
+        "message_template_name": name,
+        "message_template_language": "it",
+        "reason": reason,
+    }
+    return {
+        "object": "whatsapp_business_account",
+        "entry": [
+            {
+                "id": account_id,
+                "time": 1700000000,
+                "changes": [{"value": value, "field": "message_template_status_update"}],
+            }
+        ],
+    }
+
+
+def test_the_business_account_is_learnt_from_signed_callbacks_and_routes_template_decisions(
+    owner, outsider, connection, deliver, client
+):
+    from apps.conversations import services
+
+    decisions = []
+
+    def listener(**decision):
+        decisions.append(decision)
+
+    services.on_template_status(listener)
+    try:
+        # Before any callback says which account the number is in, a decision reaches no practice.
+        assert post(client, template_update("APPROVED")).status_code == 200
+        assert decisions == []
+        assert deliver(webhook(messages=[text(1)])).status_code == 200
+        assert ChannelConnection.objects.for_org(owner.organization).get().business_account_id == "102290129340398"
+
+        assert post(client, template_update("REJECTED", reason="INVALID_FORMAT")).status_code == 200
+        assert post(client, template_update("FLAGGED")).status_code == 200  # a quality warning: nothing changes
+        assert post(client, template_update("APPROVED", account_id="999")).status_code == 200  # not an account here
+        assert decisions == [
+            {
+                "organization_id": owner.organization.id,
+                "name": "appointment_reminder",
+                "language": "it",
+                "status": "rejected",
+                "reason": "INVALID_FORMAT",
+            }
+        ]
+        unsigned = post(client, template_update("APPROVED"), signature="sha256=" + "0" * 64)
+        assert unsigned.status_code == 401 and len(decisions) == 1
+    finally:
+        services._template_status_listeners.remove(listener)

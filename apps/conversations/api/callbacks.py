@@ -253,7 +253,10 @@ class MessagingAppView(CallbackView):
         "are parked for operator review before the 200. Each message claims its receipt (SHA-256 of the wamid, "
         "per connection) first, so a redelivery stores nothing twice. Text, button replies and media (image, "
         "audio, video, document, sticker: copied to the practice's storage afterwards) become inbox messages; "
-        "statuses (sent, delivered, read, failed) move our messages forward. Over 1 MiB: 413.",
+        "statuses (sent, delivered, read, failed) move our messages forward. Template review decisions "
+        "(`message_template_status_update`) set the approval status of the practices' templates of that name and "
+        "language, for the practices with a number in that business account (learnt from these signed callbacks). "
+        "Over 1 MiB: 413.",
         parameters=[OpenApiParameter("X-Hub-Signature-256", OpenApiTypes.STR, OpenApiParameter.HEADER, required=True)],
         request={JSON: OpenApiTypes.OBJECT},
         responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="Received.")},
@@ -265,7 +268,10 @@ class MessagingAppView(CallbackView):
             raise CallbackNotStored("The messaging platform is not configured on this deployment.")
         header = request.headers.get(WhatsAppCloud.signature_header, "")
         self.verified(WhatsAppCloud.verify, settings.SVC_MESSAGING_APP_SECRET, request.body, header)
-        items = self.parsed(WhatsAppCloud.items, request.body)
+        body = self.parsed(WhatsAppCloud.parse, request.body)
+        items = body.items
+        services.business_accounts_seen(body.accounts)
+        services.template_statuses_received(body.templates)
         received = self.store(
             kind=Kind.MESSAGING_APP,
             items=items,
