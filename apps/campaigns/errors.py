@@ -94,3 +94,49 @@ class TestSendAddressMissing(ApiError):
             f"A test send on {channel} goes to your own {needed}, and your account has none.",
             details={"channel": channel, "needed": needed},
         )
+
+
+class TemplateCategoryLocked(ApiError):
+    """Campaigns send marketing messages (with the opt-out link): a template a campaign still uses keeps its
+    category."""
+
+    status_code = 409
+    code = "TEMPLATE_CATEGORY_LOCKED"
+    message = "A campaign uses this template: its category cannot change."
+
+    def __init__(self, campaign_ids: list):
+        super().__init__(
+            "Campaigns that are draft, scheduled, sending or paused use this template as their marketing template: "
+            "its category cannot change while they do (choose another template for them, or cancel them first).",
+            details={"campaignIds": [str(i) for i in campaign_ids]},
+        )
+
+
+class TestSendContactBlocked(ApiError):
+    """The sender's own address is blocked on the channel: the pipeline's own reasons (CONTACT_BLOCKED: the number
+    sent STOP; ADDRESS_SUPPRESSED: the e-mail address bounced or complained) as the code."""
+
+    status_code = 409
+    code = "CONTACT_BLOCKED"
+    REASONS = {
+        "CONTACT_BLOCKED": "Your own number or address asked not to be messaged on this channel (it sent STOP): "
+        "nothing is sent to it, test sends included, until it is unblocked (texting START does that).",
+        "ADDRESS_SUPPRESSED": "Your own e-mail address bounced or complained and is suppressed: test sends to it are "
+        "not sent.",
+    }
+
+    def __init__(self, reason: str, *, channel: str):
+        super().__init__(self.REASONS[reason], code=reason, details={"reason": reason, "channel": channel})
+
+
+class TestSendAddressUnverified(ApiError):
+    status_code = 409
+    code = "TEST_SEND_ADDRESS_UNVERIFIED"
+    message = "E-mail test sends go only to a verified account address."
+
+    def __init__(self):
+        super().__init__(
+            "E-mail test sends go only to your account's e-mail address once it is verified: open the link of the "
+            "verification e-mail first (POST /auth/send-verification-email sends it again).",
+            details={"channel": "email", "needed": "verified e-mail address"},
+        )

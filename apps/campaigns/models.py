@@ -135,7 +135,9 @@ class RecipientState(models.TextChoices):
     PENDING = "pending"  # frozen, waiting for its release
     RELEASED = "released"  # handed to the conversations pipeline: its Message says what happened next
     SKIPPED = "skipped"  # not sent: skip_reason says why
-    CANCELLED = "cancelled"  # still pending when the campaign was cancelled
+    # Still pending when the campaign was cancelled, or released with its message still queued: the cancel withdrew
+    # that message (failed, error code CAMPAIGN_CANCELLED; the recipient keeps the link to it).
+    CANCELLED = "cancelled"
 
 
 class CampaignRecipient(TenantModel):

@@ -4,27 +4,35 @@ within the campaign's hourly and daily pacing.
 A release run (`release_run`, the Celery task apps.campaigns.tasks.release_campaign) repeats, for up to
 RUN_SECONDS:
 
-1. reserve (a short transaction holding the campaign row): the campaign must be sending; the clock hour and calendar
-   day of the practice are rolled over when they have passed; the batch is BATCH_SIZE or what is left of the hour's and
-   the day's allowance, reserved by adding it to the window counters. A full window sets `release_after` to when the
-   next one opens and the run stops (the beat sweep restarts the campaign then: pacing is background behaviour, never
-   a 429);
-2. release (another transaction): up to that many pending recipients are taken with SELECT … FOR UPDATE SKIP LOCKED
-   (two workers on one campaign never take the same one), rendered (their variable values read in two queries),
-   queued with one queue_messages call (purpose marketing, source campaign), and written back with one UPDATE … FROM
-   unnest: released with their Message, or skipped with the pipeline's reason;
+1. reserve (a short transaction holding the campaign row FOR NO KEY UPDATE): the campaign must be sending; inside the
+   practice's quiet hours (its messaging settings, in its time zone) nothing is released: `release_after` is set to
+   their end and the run stops, so the night's allowance is not spent on messages the pipeline would hold until
+   morning and send all at once; the clock hour and calendar day of the practice are rolled over when they have
+   passed; the batch is BATCH_SIZE or what is left of the hour's and the day's allowance, reserved by adding it to the
+   window counters. A full window sets `release_after` to when the next one opens and the run stops (the beat sweep
+   restarts the campaign then: pacing is background behaviour, never a 429);
+2. release (another transaction): the campaign row is held FOR KEY SHARE and its status read again (a pause or
+   cancel that committed since the reservation wins), then up to that many pending recipients are taken with
+   SELECT … FOR UPDATE SKIP LOCKED (two workers on one campaign never take the same one), rendered as marketing
+   messages (their variable values read in two queries), queued with one queue_messages call (purpose marketing,
+   source campaign), and written back with one UPDATE … FROM unnest: released with their Message, or skipped with
+   the pipeline's reason;
 3. what was reserved and not queued (skipped, or no pending recipient left) is given back to the window counters, and
    a campaign with no pending recipient left is completed.
 
-The recipients are never locked together with the campaign row by one transaction in the other order (a cancel locks
-the campaign, then waits for a batch's recipients; the batch never waits for the campaign), so the two cannot
-deadlock. When the pipeline answers CONNECTION_UNAVAILABLE (the connection was disconnected), the batch's recipients
-go back to pending and the campaign is paused with that reason instead of skipping everyone.
+Locks, always in one order: the campaign row, then its recipients, then messages. A batch holds the campaign row FOR
+KEY SHARE for its whole transaction: the two chains' batches and reservations (FOR NO KEY UPDATE) do not wait for
+each other, while a pause or cancel (FOR UPDATE) waits for the batch in flight to commit and a batch that starts
+after one waits for it and then sees the new status. A cancel then withdraws the queued messages of the batch that
+was in flight too (apps.campaigns.services.campaign_cancel).
+
+When the pipeline answers CONNECTION_UNAVAILABLE (the connection was disconnected), the batch's recipients go back to
+pending and the campaign is paused with that reason instead of skipping everyone.
 
 A run that still has work asks for the next one after it (a chain); RELEASE_CHAINS chains run per campaign so two
 workers share one campaign. `sweep` (beat, every 30 s) starts scheduled campaigns whose time has come and restarts the
-chains of a sending campaign whose runs stopped (a full window that opened again, a lost task) once its heartbeat is
-older than STALE_AFTER.
+chains of a sending campaign whose runs stopped (quiet hours or a full window that ended, a lost task) once its
+heartbeat is older than STALE_AFTER.
 """
 
 import logging
@@ -41,7 +49,7 @@ from django.utils import timezone
 
 from apps.campaigns import rendering, services, variables
 from apps.campaigns.models import Campaign, CampaignRecipient, CampaignStatus, RecipientState
-from apps.conversations.public import CONNECTION_UNAVAILABLE, queue_messages
+from apps.conversations.public import CONNECTION_UNAVAILABLE, MessagingSettings, queue_messages, quiet_hours_end
 
 logger = logging.getLogger("apps.campaigns")
 
@@ -74,20 +82,34 @@ def windows(organization, now: datetime) -> tuple[datetime, datetime, datetime, 
 @dataclass(frozen=True)
 class Reservation:
     count: int  # recipients this batch may release (0: none now)
-    stop: str = ""  # why not: "not_sending", "window_full"
+    stop: str = ""  # why not: "not_sending", "quiet_hours", "window_full"
+
+
+def _quiet_until(organization, now: datetime) -> datetime | None:
+    """The end of the practice's quiet hours when `now` is inside them (the pipeline's own rule and settings)."""
+    rules = MessagingSettings.objects.for_org(organization).first() or MessagingSettings(organization=organization)
+    return quiet_hours_end(rules, organization.timezone, now)
 
 
 def _reserve(campaign_id, now: datetime) -> Reservation:
     with transaction.atomic():
         campaign = (
             Campaign.objects.unscoped()
-            .select_for_update()
+            # Not FOR UPDATE: a batch in flight holds the row FOR KEY SHARE. This row only, not the practice's.
+            .select_for_update(no_key=True, of=("self",))
             .select_related("organization")
             .filter(id=campaign_id)
             .first()
         )
         if campaign is None or campaign.status != CampaignStatus.SENDING:
             return Reservation(0, "not_sending")
+        quiet_end = _quiet_until(campaign.organization, now)
+        if quiet_end is not None:
+            # Nothing is released before the quiet hours end (the allowance is not spent on held messages); the
+            # sweep restarts the campaign then.
+            campaign.release_after, campaign.release_heartbeat_at = quiet_end, None
+            campaign.save(update_fields=["release_after", "release_heartbeat_at", "updated_at"])
+            return Reservation(0, "quiet_hours")
         hour, next_hour, day, next_day = windows(campaign.organization, now)
         if campaign.hour_window_start != hour:
             campaign.hour_window_start, campaign.hour_released = hour, 0
@@ -134,7 +156,7 @@ def _give_back(campaign_id, count: int, now: datetime) -> None:
     with transaction.atomic():
         campaign = (
             Campaign.objects.unscoped()
-            .select_for_update()
+            .select_for_update(no_key=True, of=("self",))
             .select_related("organization")
             .filter(id=campaign_id)
             .first()
@@ -166,11 +188,27 @@ class BatchResult:
     connection_unavailable: bool = False
 
 
+_KEY_SHARE_SQL = f"SELECT status FROM {Campaign._meta.db_table} WHERE id = %s FOR KEY SHARE"  # noqa: S608
+
+
+def _share_locked_status(campaign_id) -> str | None:
+    """Hold the campaign row FOR KEY SHARE until the transaction ends and read its status as committed now.
+
+    The weakest row lock that conflicts with FOR UPDATE: a pause or cancel (FOR UPDATE) waits for this batch, a
+    batch waits for a pause or cancel in progress (and then reads the status it committed), and batches and
+    reservations (FOR NO KEY UPDATE) of the other chain go on meanwhile. The ORM offers FOR UPDATE and FOR NO KEY
+    UPDATE only, hence the SQL."""
+    with db.cursor() as cursor:
+        cursor.execute(_KEY_SHARE_SQL, [campaign_id])
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
 def _release_batch(campaign_id, limit: int, now: datetime) -> BatchResult:
     with transaction.atomic():
-        campaign = Campaign.objects.unscoped().select_related("organization").filter(id=campaign_id).first()
-        if campaign is None or campaign.status != CampaignStatus.SENDING:
+        if _share_locked_status(campaign_id) != CampaignStatus.SENDING:
             return BatchResult(0, 0, 0)
+        campaign = Campaign.objects.unscoped().select_related("organization").get(id=campaign_id)
         organization = campaign.organization
         rows = list(
             CampaignRecipient.objects.for_org(organization)
@@ -181,7 +219,7 @@ def _release_batch(campaign_id, limit: int, now: datetime) -> BatchResult:
         )
         if not rows:
             return BatchResult(0, 0, 0)
-        content = campaign.content
+        content = rendering.campaign_content(campaign.content)  # always marketing: the opt-out link is added
         channel = content["channel"]
         values = rendering.values_for(organization, [patient_id for _, patient_id in rows], names=content["variables"])
         outcome: dict = {}  # recipient id → (state, reason, message id)
@@ -270,7 +308,7 @@ class RunResult:
     released: int  # recipients whose message was queued
     skipped: int
     more: bool  # work is left and may be released now: the chain continues
-    stop: str  # "", "not_sending", "window_full", "completed", "connection_unavailable", "nothing_left"
+    stop: str  # "", "not_sending", "quiet_hours", "window_full", "completed", "connection_unavailable", "nothing_left"
 
 
 def release_run(campaign_id, *, now: datetime | None = None, seconds: float = RUN_SECONDS) -> RunResult:
@@ -281,7 +319,7 @@ def release_run(campaign_id, *, now: datetime | None = None, seconds: float = RU
         moment = now or timezone.now()
         reservation = _reserve(campaign_id, moment)
         if not reservation.count:
-            if reservation.stop == "window_full" and _complete_if_done(campaign_id):
+            if reservation.stop in ("window_full", "quiet_hours") and _complete_if_done(campaign_id):
                 return RunResult(released, skipped, False, "completed")  # the last ones filled the window
             return RunResult(released, skipped, False, reservation.stop)
         batch = _release_batch(campaign_id, reservation.count, moment)

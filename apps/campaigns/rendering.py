@@ -48,6 +48,13 @@ def content_of(template) -> dict:
     }
 
 
+def campaign_content(content: dict) -> dict:
+    """A campaign's content as it is rendered: always marketing, so every message carries the opt-out link, whatever
+    category the template had (launch refuses a service template; a campaign launched with one before that check
+    still sends marketing messages, which the release queues as marketing)."""
+    return {**content, "category": Category.MARKETING}
+
+
 def _zone(organization) -> zoneinfo.ZoneInfo:
     try:
         return zoneinfo.ZoneInfo(organization.timezone or "UTC")

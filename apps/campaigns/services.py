@@ -16,10 +16,13 @@ from apps.campaigns.errors import (
     CampaignNotReady,
     CampaignTransitionNotAllowed,
     MessageNotQueued,
+    TemplateCategoryLocked,
     TemplateInUse,
     TemplateNotApproved,
     TemplateVariableMissing,
     TestSendAddressMissing,
+    TestSendAddressUnverified,
+    TestSendContactBlocked,
 )
 from apps.campaigns.models import (
     Approval,
@@ -31,29 +34,32 @@ from apps.campaigns.models import (
     MessageTemplate,
     RecipientState,
 )
-from apps.conversations.public import BODY_LIMITS as RENDERED_BODY_LIMITS
 from apps.conversations.public import (
+    ADDRESS_SUPPRESSED,
+    BLOCK_CHANNEL,
     CONSENT_CHANNEL,
+    CONTACT_BLOCKED,
     MAX_HTML,
+    ContactBlock,
     Message,
     OutboundMessage,
     queue_messages,
     send_test_message,
+    withdraw_queued,
 )
+from apps.conversations.public import BODY_LIMITS as RENDERED_BODY_LIMITS
 from apps.core.errors import NotFound, ValidationFailed
 from apps.core.writes import assign_fields
 from apps.patients.public import MarketingConsent, Patient, PatientMerged, consent_record
 
 logger = logging.getLogger("apps.campaigns")
 
-# The longest text each channel takes (the providers' limits, as the sending pipeline enforces them) and what a
-# template may hold before rendering.
-BODY_LIMITS = {
-    Channel.SMS: 1600,
-    Channel.TELEPHONY_MESSAGING: 1600,
-    Channel.MESSAGING_APP: 1024,
-    Channel.EMAIL: 100_000,
-}
+# What a template's body may hold before rendering: the sending pipeline's own limits per channel (what a rendered
+# message is checked against too), except the messaging app. There a template stands for a provider template, and
+# WhatsApp limits a template's body text to 1,024 characters (the 4,096 of the pipeline is for free-form text
+# messages), so a longer one could never be approved.
+PROVIDER_TEMPLATE_BODY_LIMIT = 1024
+BODY_LIMITS = {**RENDERED_BODY_LIMITS, Channel.MESSAGING_APP: PROVIDER_TEMPLATE_BODY_LIMIT}
 MAX_SUBJECT = 998
 SENDING_CONNECTION_STATUSES = ("pending", "active", "failing")  # a disconnected connection sends nothing
 
@@ -139,6 +145,8 @@ def template_update(*, organization, user, template_id, data: dict) -> MessageTe
     changed = assign_fields(template, data, fields=TEMPLATE_FIELDS)
     if not changed:
         return template
+    if template.category != before["category"]:
+        _check_category_free(organization, template)
     _check_template(template)
     reviewed = any(getattr(template, field) != before[field] for field in REVIEWED_FIELDS)
     if template.channel == Channel.MESSAGING_APP and reviewed and template.approval_status != Approval.PENDING:
@@ -146,6 +154,23 @@ def template_update(*, organization, user, template_id, data: dict) -> MessageTe
         template.approval_changed_at, template.approval_changed_by = timezone.now(), user
     template.save()
     return template
+
+
+# Campaigns in these states still send (or will send) their template as a marketing message.
+LIVE_STATUSES = (CampaignStatus.DRAFT, CampaignStatus.SCHEDULED, CampaignStatus.SENDING, CampaignStatus.PAUSED)
+
+
+def _check_category_free(organization, template: MessageTemplate) -> None:
+    """A template a live campaign uses keeps its category (409 TEMPLATE_CATEGORY_LOCKED): campaigns send marketing
+    messages, with the opt-out link and the channel's consent."""
+    using = list(
+        Campaign.objects.for_org(organization)
+        .filter(template=template, status__in=LIVE_STATUSES)
+        .order_by("created_at", "id")
+        .values_list("id", flat=True)[:20]
+    )
+    if using:
+        raise TemplateCategoryLocked(using)
 
 
 @transaction.atomic
@@ -176,9 +201,37 @@ def template_set_approval(*, organization, user, template_id, status: str, reaso
     return template
 
 
+def template_status_from_provider(*, organization_id, name: str, language: str, status: str, reason: str) -> int:
+    """The messaging platform's review decision (apps.conversations.public.on_template_status): the practice's
+    messaging-app templates of that provider name and language take it, recorded as the platform's (no member).
+    Returns how many changed."""
+    return (
+        MessageTemplate.objects.for_org(organization_id)
+        .filter(channel=Channel.MESSAGING_APP, provider_template_name=name, language=language)
+        .exclude(approval_status=status, approval_reason=reason)
+        .update(
+            approval_status=status,
+            approval_reason=reason if status == Approval.REJECTED else "",
+            approval_changed_at=timezone.now(),
+            approval_changed_by=None,
+            updated_at=timezone.now(),
+        )
+    )
+
+
 def check_sendable(template: MessageTemplate) -> None:
     if template.channel == Channel.MESSAGING_APP and template.approval_status != Approval.APPROVED:
         raise TemplateNotApproved(template.approval_status)
+
+
+def check_campaign_template(template: MessageTemplate) -> None:
+    """What a campaign's template must be when it is launched or test-sent (checked again then, whatever it was when
+    the campaign was saved): a marketing template, approved when it is a messaging-app one."""
+    if template.category != Category.MARKETING:
+        raise CampaignNotReady(
+            "the template is no longer a marketing template: campaigns send marketing messages", field="templateId"
+        )
+    check_sendable(template)
 
 
 def check_rendered(channel: str, rendered: rendering.Rendered) -> str | None:
@@ -394,7 +447,7 @@ def campaign_launch(*, organization, user, campaign_id, hourly_limit, daily_limi
     template = campaign.template
     if template is None:
         raise CampaignNotReady("the template was deleted: choose another", field="templateId")
-    check_sendable(template)
+    check_campaign_template(template)
     connection = campaign.connection
     if connection.status not in SENDING_CONNECTION_STATUSES:
         raise CampaignNotReady("the channel connection is disconnected", field="connectionId")
@@ -405,7 +458,7 @@ def campaign_launch(*, organization, user, campaign_id, hourly_limit, daily_limi
         )
     except audience.AudienceInvalid as invalid:
         raise CampaignNotReady(f"the audience's filters are no longer valid ({invalid})", field="audience") from None
-    campaign.content = rendering.content_of(template)
+    campaign.content = rendering.campaign_content(rendering.content_of(template))
     campaign.hourly_limit, campaign.daily_limit = hourly_limit, daily_limit
     campaign.launched_at, campaign.launched_by = now, user
     campaign.hour_window_start = campaign.day_window_start = None
@@ -427,7 +480,9 @@ def _start_release_after_commit(campaign_id) -> None:
 
 @transaction.atomic
 def campaign_pause(*, organization, user, campaign_id) -> Campaign:
-    """scheduled or sending → paused: nothing more is released (a batch already on its way still goes)."""
+    """scheduled or sending → paused: nothing more is released. Locking the campaign row waits for a batch being
+    released right now (apps.campaigns.release holds the row FOR KEY SHARE while it works), and a batch that starts
+    after sees the pause. Messages already handed to the pipeline stay queued and go (cancel withdraws them)."""
     campaign = _locked_campaign(organization, campaign_id)
     _transition_guard(campaign, "paused", (CampaignStatus.SCHEDULED, CampaignStatus.SENDING))
     campaign.status, campaign.paused_at, campaign.pause_reason = CampaignStatus.PAUSED, timezone.now(), ""
@@ -451,18 +506,41 @@ def campaign_resume(*, organization, user, campaign_id, now: datetime | None = N
     return campaign
 
 
+CAMPAIGN_CANCELLED = "CAMPAIGN_CANCELLED"  # the error code of a message withdrawn by a cancel
+WITHDRAW_TOGETHER = 1000  # message ids per withdraw_queued call
+
+
 @transaction.atomic
 def campaign_cancel(*, organization, user, campaign_id) -> Campaign:
-    """scheduled, sending or paused → cancelled: the recipients still pending are marked cancelled (those already
-    released stay with their messages)."""
+    """scheduled, sending or paused → cancelled. The recipients still pending are marked cancelled, and so are the
+    released ones whose message is still waiting in the pipeline's queue (for its first send, a retry or the end of
+    quiet hours): that message is withdrawn (failed with error code CAMPAIGN_CANCELLED, message.status_changed).
+    A message a worker is sending at this moment, and those already sent, stay as they are.
+
+    Lock order: the campaign row (FOR UPDATE: waits for a batch being released, which holds it FOR KEY SHARE), then
+    the recipients, then the messages — the order a release batch takes them in, so the two cannot deadlock, and the
+    messages of the batch that was in flight are withdrawn too."""
     campaign = _locked_campaign(organization, campaign_id)
     _transition_guard(campaign, "cancelled", (CampaignStatus.SCHEDULED, CampaignStatus.SENDING, CampaignStatus.PAUSED))
     now = timezone.now()
     campaign.status, campaign.cancelled_at = CampaignStatus.CANCELLED, now
     campaign.save()
-    CampaignRecipient.objects.for_org(organization).filter(campaign=campaign, state=RecipientState.PENDING).update(
-        state=RecipientState.CANCELLED, updated_at=now
+    recipients = CampaignRecipient.objects.for_org(organization).filter(campaign=campaign)
+    recipients.filter(state=RecipientState.PENDING).update(state=RecipientState.CANCELLED, updated_at=now)
+    queued = list(
+        recipients.filter(state=RecipientState.RELEASED, message__status=Message.State.QUEUED).values_list(
+            "message_id", flat=True
+        )
     )
+    withdrawn = 0
+    for start in range(0, len(queued), WITHDRAW_TOGETHER):
+        withdrawn += withdraw_queued(
+            organization=organization, message_ids=queued[start : start + WITHDRAW_TOGETHER], reason=CAMPAIGN_CANCELLED
+        )
+    if withdrawn:
+        recipients.filter(
+            state=RecipientState.RELEASED, message__status=Message.State.FAILED, message__error_code=CAMPAIGN_CANCELLED
+        ).update(state=RecipientState.CANCELLED, updated_at=now)
     return campaign
 
 
@@ -475,14 +553,31 @@ class TestSend:
     rendered: rendering.Rendered
 
 
-def own_address(user, channel: str) -> str:
-    """The sender's own address on the channel: their account's e-mail address for e-mail, the mobile number on
-    their profile (PATCH /user/me phoneMobile) for the phone channels; 409 TEST_SEND_ADDRESS_MISSING without one."""
+def own_address(organization, user, channel: str) -> str:
+    """The sender's own address on the channel: their account's e-mail address for e-mail, only once verified (409
+    TEST_SEND_ADDRESS_UNVERIFIED), the mobile number on their profile (PATCH /user/me phoneMobile, E.164) for the
+    phone channels (409 TEST_SEND_ADDRESS_MISSING without one). A contact the practice has blocked on the channel
+    gets nothing, test sends included: 409 with the pipeline's own reason as the code (CONTACT_BLOCKED, or
+    ADDRESS_SUPPRESSED for an e-mail address that bounced or complained)."""
     if channel == Channel.EMAIL:
-        return user.email
-    if user.phone_mobile:
-        return user.phone_mobile
-    raise TestSendAddressMissing(channel, "mobile number")
+        if user.email_verified_at is None:
+            raise TestSendAddressUnverified()
+        address, contact = user.email, user.email.strip().lower()  # an e-mail contact is keyed lower-cased
+    elif user.phone_mobile:
+        address = contact = user.phone_mobile  # E.164, as the profile stores it and a number contact is keyed
+    else:
+        raise TestSendAddressMissing(channel, "mobile number")
+    reason = (
+        ContactBlock.objects.for_org(organization)
+        .filter(channel=BLOCK_CHANNEL[channel], address=contact, blocked=True)
+        .values_list("reason", flat=True)
+        .first()
+    )
+    if reason is not None:
+        raise TestSendContactBlocked(
+            ADDRESS_SUPPRESSED if reason.startswith("email_") else CONTACT_BLOCKED, channel=channel
+        )
+    return address
 
 
 def render_for_sender(*, organization, user, campaign: Campaign, patient=None) -> TestSend:
@@ -492,13 +587,13 @@ def render_for_sender(*, organization, user, campaign: Campaign, patient=None) -
     if campaign.content is not None:
         content = campaign.content
     elif template is not None:
+        check_campaign_template(template)
         content = rendering.content_of(template)
     else:
         raise CampaignNotReady("the template was deleted: choose another", field="templateId")
-    if template is not None and campaign.content is None:
-        check_sendable(template)
+    content = rendering.campaign_content(content)
     channel = content["channel"]
-    address = own_address(user, channel)
+    address = own_address(organization, user, channel)
     if patient is not None:
         values = rendering.values_for(organization, [patient.id], names=content["variables"]).get(patient.id, {})
     else:

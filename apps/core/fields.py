@@ -1,5 +1,7 @@
 """Serializer fields shared by every area: the spec's UUID pattern, and ids resolved inside the request's practice."""
 
+import re
+
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -96,3 +98,25 @@ class ClockTimeField(serializers.TimeField):
 
     def __init__(self, **kwargs):
         super().__init__(format="%H:%M", input_formats=["%H:%M"], **kwargs)
+
+
+# What PostgreSQL cannot store in a JSON column: NUL (JSON's \u0000) and a UTF-16 surrogate left unpaired (JSON's
+# "\ud800" alone), which a JSON parser accepts in any string, keys included.
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+UNSTORABLE_PROBLEM = "keys and values must not contain NUL (\\u0000) or unpaired surrogate (\\ud800-\\udfff) characters"
+
+
+def has_unstorable_text(value) -> bool:
+    """Whether some string in a JSON structure (a key or a value, at any depth) cannot be stored in PostgreSQL."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            if _UNSTORABLE.search(node):
+                return True
+        elif isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False

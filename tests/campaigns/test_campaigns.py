@@ -3,15 +3,17 @@ through the sending pipeline (the release task driven directly), per-recipient s
 machine and its 409s, tenancy and roles."""
 
 import json
+import time
 from datetime import timedelta
 from urllib.parse import urlencode
 
 import pytest
 from django.utils import timezone
 
-from apps.campaigns.models import Campaign, CampaignRecipient
+from apps.campaigns.models import Campaign, CampaignRecipient, MessageTemplate
 from apps.campaigns.tasks import release_campaign, sweep
 from apps.conversations.models import ContactBlock, Message
+from apps.events.models import Event
 from apps.patients.models import Patient
 from tests.campaigns.conftest import (
     SMS_AUTH_TOKEN,
@@ -93,6 +95,31 @@ def test_draft_validation(api, owner, sms, email, outsider, member_factory):
     refused({"audience": {"savedViewId": private["id"]}}, "savedViewId")
     refused({"scheduledAt": "2030-01-01T10:00:00"}, "scheduledAt")
     assert api.get("/campaigns").json()["total"] == 0
+
+
+@pytest.mark.parametrize(
+    "custom_fields",
+    [
+        {"a\u0000b": 1},  # NUL in a key
+        {"insurer": "Acme\u0000"},  # NUL in a value
+        {"insurer": "\ud800"},  # a lone surrogate
+        {"\udc00": True},
+        {"insurer": ["ok", {"deep": "x\u0000"}]},  # at any depth
+    ],
+)
+def test_filters_postgresql_cannot_store_are_400_naming_the_field(api, owner, sms, custom_fields):
+    """JSON accepts NUL and unpaired surrogates in any string, a JSON column does not: 400, never a DataError 500."""
+    template = make_template(api)
+    audience = {"filters": {"customFields": custom_fields}}
+    base = {"name": "C", "connectionId": sms["id"], "templateId": template["id"]}
+    body = assert_error(post(api, "/campaigns", {**base, "audience": audience}), 400, "VALIDATION_ERROR")
+    assert "customFields" in body["details"]["fields"]["audience"]["filters"], body
+    assert api.get("/campaigns").json()["total"] == 0
+
+    draft = make_campaign(api, sms, template)
+    body = assert_error(patch(api, f"/campaigns/{draft['id']}", {"audience": audience}), 400, "VALIDATION_ERROR")
+    assert "customFields" in body["details"]["fields"]["audience"]["filters"], body
+    assert detail(api, draft)["audience"]["filters"] == {}
 
 
 # --- launch: the audience frozen once, with skipped reasons -----------------------------------------------------------
@@ -208,6 +235,33 @@ def test_launch_refusals(api, owner, sms, member_factory):
     assert body["details"]["field"] == "connectionId"
     assert detail(api, campaign)["status"] == "draft"
     assert not CampaignRecipient.objects.for_org(owner.organization).exists()
+
+
+def test_launch_refuses_a_template_that_is_no_longer_marketing(api, owner, sms):
+    """The category is checked again at launch, whatever it was when the draft was saved (a change that raced the
+    draft's save, or a template changed before the category was locked)."""
+    consenting_patient(owner.organization, "sms")
+    template = make_template(api)
+    campaign = make_campaign(api, sms, template)
+    MessageTemplate.objects.for_org(owner.organization).filter(id=template["id"]).update(category="service")
+    body = assert_error(post(api, f"/campaigns/{campaign['id']}/launch", {}), 409, "CAMPAIGN_NOT_READY")
+    assert body["details"]["field"] == "templateId" and "marketing" in body["details"]["problem"]
+    assert detail(api, campaign)["status"] == "draft"
+    assert not CampaignRecipient.objects.for_org(owner.organization).exists()
+
+
+def test_a_campaign_always_sends_marketing_messages_with_the_opt_out_link(api, owner, sms):
+    """A campaign launched with a service template (before launch checked the category) still renders marketing
+    messages: the release queues them as marketing, so they carry the opt-out link."""
+    patient = consenting_patient(owner.organization, "sms")
+    campaign = make_campaign(api, sms, make_template(api))
+    launch(api, campaign)
+    stored = Campaign.objects.for_org(owner.organization).get(id=campaign["id"])
+    stored.content = {**stored.content, "category": "service"}
+    stored.save(update_fields=["content"])
+    assert release_campaign(campaign["id"]) == 1
+    message = Message.objects.for_org(owner.organization).get(conversation__patient=patient)
+    assert message.purpose == "marketing" and "/marketing/unsubscribe/" in message.body
 
 
 def test_a_messaging_app_campaign_needs_an_approved_template(api, owner, messaging):
@@ -380,6 +434,34 @@ def test_pacing_counts_in_the_practice_time_zone(api, owner, sms):
     assert release_campaign(campaign["id"], now=at(10, 23, 5)) == 1
 
 
+def test_nothing_is_released_during_quiet_hours(api, owner, sms):
+    """The practice's quiet hours (its messaging settings, in its time zone) stop the release: the night's allowance
+    is not spent on messages the pipeline would hold and send all together at the end of the quiet hours."""
+    quiet = {"quietHoursEnabled": True, "quietHoursStart": "21:00", "quietHoursEnd": "08:00"}
+    assert api.put("/settings/messaging", json.dumps(quiet), content_type="application/json").status_code == 200
+    owner.organization.timezone = "Europe/Rome"  # UTC+1 in March 2031
+    owner.organization.save(update_fields=["timezone"])
+    for _ in range(3):
+        consenting_patient(owner.organization, "sms")
+    campaign = make_campaign(api, sms, make_template(api))
+    launch(api, campaign, hourlyLimit=2)
+
+    assert release_campaign(campaign["id"], now=at(10, 21, 30)) == 0  # 22:30 in Rome
+    during = detail(api, campaign)
+    assert during["status"] == "sending" and during["totals"]["pending"] == 3
+    assert during["nextReleaseAt"] == "2031-03-11T07:00:00.000000Z"  # 08:00 in Rome
+    assert not Message.objects.for_org(owner.organization).exists()
+    from apps.campaigns import release
+
+    assert release.sweep(now=timezone.datetime.fromisoformat(at(11, 6, 30))) == []  # waits for nextReleaseAt
+    assert release_campaign(campaign["id"], now=at(11, 6, 59)) == 0  # 07:59: still quiet
+    # At 08:00 the hour's whole allowance is there (none was spent overnight), and the messages are not held.
+    assert release_campaign(campaign["id"], now=at(11, 7, 0)) == 2
+    assert set(Message.objects.for_org(owner.organization).values_list("held_reason", flat=True)) == {""}
+    assert release_campaign(campaign["id"], now=at(11, 8, 0)) == 1
+    assert detail(api, campaign)["status"] == "completed"
+
+
 def test_skipped_recipients_do_not_use_up_the_pacing(api, owner, sms):
     fine = consenting_patient(owner.organization, "sms")
     numbers = ["+39 333 999 0001", "+39 333 999 0002", "+39 333 999 0003"]
@@ -420,8 +502,110 @@ def test_pause_resume_and_cancel(api, owner, sms):
     cancelled = post(api, f"/campaigns/{campaign['id']}/cancel")
     assert cancelled.json()["status"] == "cancelled" and cancelled.json()["cancelledAt"]
     totals = cancelled.json()["totals"]
-    assert (totals["queued"], totals["cancelled"], totals["pending"]) == (2, 1, 0)
+    # The two released messages were still queued (no worker ran): withdrawn with the one still pending.
+    assert (totals["queued"], totals["cancelled"], totals["pending"], totals["recipients"]) == (0, 3, 0, 3)
     assert release_campaign(campaign["id"], now=at(10, 13)) == 0
+
+
+def test_cancel_withdraws_the_messages_still_queued(api, owner, sms, django_capture_on_commit_callbacks):
+    org = owner.organization
+    for _ in range(4):
+        consenting_patient(org, "sms")
+    campaign = make_campaign(api, sms, make_template(api))
+    launch(api, campaign, hourlyLimit=1)
+    with django_capture_on_commit_callbacks(execute=True):  # released and sent by the (eager) worker
+        assert release_campaign(campaign["id"], now=at(10, 9)) == 1
+    assert release_campaign(campaign["id"], now=at(10, 10)) == 1  # released, waiting for its first send
+    assert release_campaign(campaign["id"], now=at(10, 11)) == 1  # released, then held for the quiet hours
+    waiting = Message.objects.for_org(org).filter(source="campaign", status="queued")
+    held = waiting.order_by("created_at", "id").last()
+    Message.objects.for_org(org).filter(id=held.id).update(
+        held_reason="QUIET_HOURS", next_attempt_at=timezone.now() + timedelta(hours=8)
+    )
+    assert waiting.count() == 2
+    before = detail(api, campaign)["totals"]
+    assert (before["sent"], before["queued"], before["pending"]) == (1, 2, 1)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        cancelled = post(api, f"/campaigns/{campaign['id']}/cancel")
+    assert cancelled.status_code == 200, cancelled.content
+    totals = cancelled.json()["totals"]
+    assert (totals["sent"], totals["queued"], totals["cancelled"], totals["pending"]) == (1, 0, 3, 0)
+    assert totals["recipients"] == 4 == sum(v for k, v in totals.items() if k != "recipients")
+    assert not waiting.exists()
+    withdrawn = Message.objects.for_org(org).filter(source="campaign", status="failed")
+    assert sorted(withdrawn.values_list("error_code", flat=True)) == ["CAMPAIGN_CANCELLED"] * 2
+    rows = recipients(api, campaign, status="cancelled")
+    assert len(rows) == 3
+    assert sorted(str(r["messageId"]) for r in rows if r["messageId"]) == sorted(str(m.id) for m in withdrawn)
+    assert {r["errorCode"] for r in rows if r["messageId"]} == {"CAMPAIGN_CANCELLED"}
+    # Each withdrawn message said so (message.status_changed, queued → failed).
+    changed = Event.objects.for_org(org).filter(
+        type="message.status_changed", subject_id__in=[str(m.id) for m in withdrawn]
+    )
+    assert (
+        sorted((e.data["previousStatus"], e.data["status"], e.data["errorCode"]) for e in changed)
+        == [("queued", "failed", "CAMPAIGN_CANCELLED")] * 2
+    )
+
+
+def _waiting_for_a_lock() -> bool:
+    """Whether another session of this test database waits for a lock (the batch's thread, here)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' "
+            "AND pid <> pg_backend_pid()"
+        )
+        return cursor.fetchone()[0] > 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_batch_that_starts_during_a_pause_waits_for_it_and_releases_nothing(api, owner, sms):
+    """A run reserved its batch, then a pause came: the batch reads the campaign's status under a share lock, so it
+    waits for the pause to commit and then releases nothing (it used to read the status without a lock, see
+    `sending`, and queue the whole batch after the pause had answered)."""
+    import threading
+
+    from django.db import connection, transaction
+
+    from apps.campaigns import release
+
+    for _ in range(3):
+        consenting_patient(owner.organization, "sms")
+    # Launched for later and started by hand as the sweep starts it, so that no release runs on its own (the commit
+    # of a launch for now would run one at once: Celery is eager in tests).
+    later = (timezone.now() + timedelta(days=1)).isoformat()
+    campaign = make_campaign(api, sms, make_template(api), scheduledAt=later)
+    launch(api, campaign, hourlyLimit=3)
+    Campaign.objects.for_org(owner.organization).filter(id=campaign["id"]).update(status="sending")
+    now = timezone.now()
+    reservation = release._reserve(campaign["id"], now)
+    assert reservation.count == 3
+
+    outcome = {}
+
+    def batch():
+        try:
+            outcome["result"] = release._release_batch(campaign["id"], reservation.count, now)
+        finally:
+            connection.close()
+
+    worker = threading.Thread(target=batch)
+    with transaction.atomic():  # the pause's transaction stays open until the batch has started
+        paused = post(api, f"/campaigns/{campaign['id']}/pause")
+        assert paused.status_code == 200, paused.content
+        worker.start()
+        deadline = time.monotonic() + 30
+        while worker.is_alive() and not _waiting_for_a_lock() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    worker.join(timeout=30)
+    assert not worker.is_alive()
+    assert outcome["result"] == release.BatchResult(0, 0, 0)
+    after = detail(api, campaign)
+    assert after["status"] == "paused" and after["totals"]["pending"] == 3 and after["totals"]["queued"] == 0
+    assert not Message.objects.for_org(owner.organization).exists()
 
 
 @pytest.mark.parametrize(

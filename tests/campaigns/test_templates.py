@@ -5,7 +5,7 @@ import pytest
 
 from apps.conversations.models import Message, SandboxDelivery
 from apps.patients.models import MarketingConsent
-from tests.campaigns.conftest import consenting_patient, grant, make_template, patch, post
+from tests.campaigns.conftest import PHONE_NUMBER_ID, consenting_patient, grant, make_template, patch, post
 from tests.factories import PatientFactory
 from tests.helpers import assert_error
 
@@ -115,6 +115,46 @@ def test_channel_rules_are_checked(api, data, field):
         assert field in body["details"]["fields"], body
     else:
         assert "providerTemplateName" in body["details"]["fields"]
+
+
+@pytest.mark.parametrize(
+    ("channel", "limit", "extra"),
+    [
+        ("sms", 1600, {}),
+        ("telephony_messaging", 1600, {}),
+        ("email", 100_000, {"subject": "News"}),
+        # WhatsApp limits a template's body text to 1,024 characters (4,096 is for free-form text messages).
+        ("messaging_app", 1024, {"providerTemplateName": "spring", "language": "it", "category": "service"}),
+    ],
+)
+def test_the_body_limits_are_the_pipelines_and_the_providers_template_limit(api, channel, limit, extra):
+    data = {"channel": channel, "name": "Long", **extra}
+    body = assert_error(post(api, "/templates", {**data, "body": "x" * (limit + 1)}), 400, "VALIDATION_ERROR")
+    assert f"{limit} characters" in body["details"]["fields"]["body"][0], body
+    assert make_template(api, **data, body="x" * limit)["body"] == "x" * limit
+
+
+def test_a_template_used_by_a_live_campaign_keeps_its_category(api, owner, sms):
+    """Campaigns send marketing messages: a template a draft, scheduled, sending or paused campaign uses cannot
+    become a service template (its messages would then go without the opt-out link)."""
+    from tests.campaigns.conftest import make_campaign
+
+    template = make_template(api)
+    campaign = make_campaign(api, sms, template)
+    path = f"/templates/{template['id']}"
+    body = assert_error(patch(api, path, {"category": "service"}), 409, "TEMPLATE_CATEGORY_LOCKED")
+    assert body["details"] == {"campaignIds": [campaign["id"]]}
+    assert api.get(path).json()["category"] == "marketing"
+    # Anything else may change, and a category sent unchanged is no change.
+    changed = patch(api, path, {"name": "Renamed", "category": "marketing", "body": "Hello {{patient.first_name}}"})
+    assert changed.status_code == 200, changed.content
+
+    for action in ("launch", "pause"):  # scheduled or sending, then paused: still locked
+        assert post(api, f"/campaigns/{campaign['id']}/{action}").status_code == 200
+        assert_error(patch(api, path, {"category": "service"}), 409, "TEMPLATE_CATEGORY_LOCKED")
+    assert post(api, f"/campaigns/{campaign['id']}/cancel").status_code == 200
+    unlocked = patch(api, path, {"category": "service"})  # the campaign is over
+    assert unlocked.status_code == 200 and unlocked.json()["category"] == "service"
 
 
 # --- messaging-app approval -----------------------------------------------------------------------------------------
@@ -408,3 +448,67 @@ def test_a_withdrawn_consent_is_not_consent(api, owner, sms):
     template = make_template(api)
     response = post(api, f"/templates/{template['id']}/send", {"patientId": str(patient.id), "connectionId": sms["id"]})
     assert assert_error(response, 409, "MESSAGE_NOT_SENT")["details"]["reason"] == "NO_CONSENT"
+
+
+def test_the_platforms_review_decisions_reach_the_practices_templates(api, owner, outsider, messaging, client):
+    """Signed callbacks of the messaging platform: a message tells which business account the number is in; a
+    template review decision for that account then sets the approval of the practice's template of that name and
+    language (and of no other practice's)."""
+    import json as _json
+
+    from tests.conversations.conftest import hub_signature
+
+    mine = make_template(
+        api,
+        channel="messaging_app",
+        body="Ciao {{patient.first_name}}",
+        category="service",
+        providerTemplateName="spring",
+        language="it",
+    )
+    theirs = make_template(
+        outsider.api_client(),
+        channel="messaging_app",
+        body="Ciao {{patient.first_name}}",
+        category="service",
+        providerTemplateName="spring",
+        language="it",
+    )
+
+    def signed(payload):
+        raw = _json.dumps(payload).encode()
+        return client.post(
+            "/webhooks/messaging-app",
+            raw,
+            content_type="application/json",
+            headers={"X-Hub-Signature-256": hub_signature(raw)},
+        )
+
+    account = "102290129340398"
+    message = {
+        "from": "393331234567",
+        "id": "wamid.T1",
+        "timestamp": "1700000000",
+        "type": "text",
+        "text": {"body": "Ciao"},
+    }
+    value = {"messaging_product": "whatsapp", "metadata": {"phone_number_id": PHONE_NUMBER_ID}, "messages": [message]}
+    entry = {"id": account, "changes": [{"field": "messages", "value": value}]}
+    assert signed({"object": "whatsapp_business_account", "entry": [entry]}).status_code == 200
+
+    def decision(event, reason="NONE"):
+        update = {
+            "event": event,
+            "message_template_name": "spring",
+            "message_template_language": "it",
+            "reason": reason,
+        }
+        change = {"field": "message_template_status_update", "value": update}
+        return signed({"object": "whatsapp_business_account", "entry": [{"id": account, "changes": [change]}]})
+
+    assert decision("APPROVED").status_code == 200
+    assert api.get(f"/templates/{mine['id']}").json()["approvalStatus"] == "approved"
+    assert outsider.api_client().get(f"/templates/{theirs['id']}").json()["approvalStatus"] == "pending"
+    assert decision("REJECTED", "INCORRECT_CATEGORY").status_code == 200
+    got = api.get(f"/templates/{mine['id']}").json()
+    assert (got["approvalStatus"], got["approvalReason"]) == ("rejected", "INCORRECT_CATEGORY")

@@ -4,10 +4,12 @@
 import re
 
 import pytest
+from django.utils import timezone
 
 from apps.campaigns import tokens
+from apps.campaigns.models import Campaign, MessageTemplate
 from apps.campaigns.tasks import release_campaign
-from apps.conversations.models import Message, SandboxDelivery
+from apps.conversations.models import ContactBlock, Message, SandboxDelivery
 from apps.patients.models import Activity, MarketingConsent, Patient
 from tests.campaigns.conftest import consenting_patient, make_campaign, make_template, post
 from tests.factories import PatientFactory
@@ -19,7 +21,15 @@ TOKEN = re.compile(r"/marketing/unsubscribe/(\S+)")
 
 
 @pytest.fixture
-def email_campaign(api, email):
+def verified(owner):
+    """E-mail test sends go only to a verified account address."""
+    owner.user.email_verified_at = timezone.now()
+    owner.user.save(update_fields=["email_verified_at"])
+    return owner
+
+
+@pytest.fixture
+def email_campaign(api, email, verified):
     template = make_template(
         api,
         channel="email",
@@ -102,8 +112,10 @@ def test_test_sends_are_limited_per_sender_per_campaign(api, owner, email, email
     # Another campaign, and another sender on this one, have buckets of their own.
     other = make_campaign(api, email, make_template(api, channel="email", name="Other", subject="S", body="B"))
     assert post(api, f"/campaigns/{other['id']}/test-send").status_code == 202
-    manager = member_factory(role="manager", organization=owner.organization).api_client()
-    assert post(manager, path).status_code == 202
+    manager = member_factory(role="manager", organization=owner.organization)
+    manager.user.email_verified_at = timezone.now()
+    manager.user.save(update_fields=["email_verified_at"])
+    assert post(manager.api_client(), path).status_code == 202
 
 
 def test_a_test_send_of_an_unapproved_messaging_template_is_refused(api, messaging):
@@ -116,6 +128,77 @@ def test_a_test_send_of_an_unapproved_messaging_template_is_refused(api, messagi
     )
     campaign = make_campaign(api, messaging, template)
     assert_error(post(api, f"/campaigns/{campaign['id']}/test-send"), 409, "TEMPLATE_NOT_APPROVED")
+
+
+def test_an_email_test_send_needs_a_verified_account_address(api, owner, email, django_capture_on_commit_callbacks):
+    campaign = make_campaign(api, email, make_template(api, channel="email", subject="News", body="Hi"))
+    body = assert_error(post(api, f"/campaigns/{campaign['id']}/test-send"), 409, "TEST_SEND_ADDRESS_UNVERIFIED")
+    assert body["details"] == {"channel": "email", "needed": "verified e-mail address"}
+    assert recorded(owner) == []
+    owner.user.email_verified_at = timezone.now()
+    owner.user.save(update_fields=["email_verified_at"])
+    with django_capture_on_commit_callbacks(execute=True):
+        assert post(api, f"/campaigns/{campaign['id']}/test-send").status_code == 202
+    assert len(recorded(owner)) == 1
+
+
+def test_a_test_send_to_a_blocked_own_number_is_refused(api, owner, sms, django_capture_on_commit_callbacks):
+    """The sender's own number sent STOP to the practice: nothing goes to it, test sends included."""
+    owner.user.phone_mobile = "+393470000001"
+    owner.user.save(update_fields=["phone_mobile"])
+    campaign = make_campaign(api, sms, make_template(api))
+    block = ContactBlock.objects.create(
+        organization=owner.organization, channel="sms", address="+393470000001", reason="stop_keyword"
+    )
+    body = assert_error(post(api, f"/campaigns/{campaign['id']}/test-send"), 409, "CONTACT_BLOCKED")
+    assert body["details"] == {"reason": "CONTACT_BLOCKED", "channel": "sms"}
+    assert recorded(owner) == []
+    # A block lifted (START) stops nothing.
+    block.blocked = False
+    block.save(update_fields=["blocked"])
+    with django_capture_on_commit_callbacks(execute=True):
+        assert post(api, f"/campaigns/{campaign['id']}/test-send").status_code == 202
+    assert len(recorded(owner)) == 1
+
+
+def test_a_test_send_to_a_suppressed_own_address_is_refused(api, owner, outsider, email, email_campaign):
+    owner.user.email = "Laura.Bianchi@Example.com"  # an e-mail contact is blocked lower-cased
+    owner.user.save(update_fields=["email"])
+    ContactBlock.objects.create(
+        organization=outsider.organization, channel="email", address="laura.bianchi@example.com", reason="email_bounce"
+    )
+    sent = post(api, f"/campaigns/{email_campaign['id']}/test-send")  # another practice's block stops nothing
+    assert sent.status_code == 202 and sent.json()["to"] == "Laura.Bianchi@Example.com"
+    ContactBlock.objects.create(
+        organization=owner.organization, channel="email", address="laura.bianchi@example.com", reason="email_bounce"
+    )
+    body = assert_error(post(api, f"/campaigns/{email_campaign['id']}/test-send"), 409, "ADDRESS_SUPPRESSED")
+    assert body["details"] == {"reason": "ADDRESS_SUPPRESSED", "channel": "email"}
+
+
+def test_a_test_send_of_a_template_no_longer_marketing_is_refused(api, owner, email, email_campaign):
+    """Checked at every test send of a draft, as at launch: a campaign's message is a marketing one."""
+    MessageTemplate.objects.for_org(owner.organization).filter(id=email_campaign["templateId"]).update(
+        category="service"
+    )
+    body = assert_error(post(api, f"/campaigns/{email_campaign['id']}/test-send"), 409, "CAMPAIGN_NOT_READY")
+    assert body["details"]["field"] == "templateId"
+
+
+def test_a_test_send_of_a_launched_campaign_always_carries_the_opt_out_link(
+    api, owner, sms, django_capture_on_commit_callbacks
+):
+    owner.user.phone_mobile = "+393470000001"
+    owner.user.save(update_fields=["phone_mobile"])
+    campaign = make_campaign(api, sms, make_template(api))
+    post(api, f"/campaigns/{campaign['id']}/launch")
+    stored = Campaign.objects.for_org(owner.organization).get(id=campaign["id"])
+    stored.content = {**stored.content, "category": "service"}  # launched before launch checked the category
+    stored.save(update_fields=["content"])
+    with django_capture_on_commit_callbacks(execute=True):
+        assert post(api, f"/campaigns/{campaign['id']}/test-send").status_code == 202
+    (sent,) = recorded(owner)
+    assert "Opt out: " in sent["Body"] and "/marketing/unsubscribe/" in sent["Body"]
 
 
 # --- opt-out links ------------------------------------------------------------------------------------------------

@@ -256,6 +256,15 @@ def test_create_keeps_any_json_value_in_custom_fields(api, org, value):
     assert Patient.objects.for_org(org).get(id=response.json()["id"]).custom_fields == custom
 
 
+@pytest.mark.parametrize("custom", [{"note": "a\u0000b"}, {"note": "\ud800"}, {"k\u0000": 1}, {"deep": ["\udfff"]}])
+def test_custom_fields_postgresql_cannot_store_are_400_not_500(api, org, custom):
+    raw = json.dumps(valid_body(customFields=custom))  # the JSON escapes as a client would send them
+    response = api.post(PATIENTS, raw, content_type="application/json")
+    assert response.status_code == 400, response.content
+    assert "customFields" in response.json()["details"]["fields"]
+    assert not Patient.objects.for_org(org).exists()
+
+
 def test_create_stores_every_payload_field(api, org, related):
     own = related["own"]
     body = {

@@ -437,6 +437,32 @@ def test_patching_a_view_validates_too(owner, api):
     assert view_rows(owner.organization) == before
 
 
+UNSTORABLE_CUSTOM_FIELDS = [
+    {"a\u0000b": 1},  # NUL in a key
+    {"insurer": "Acme\u0000"},  # NUL in a value
+    {"insurer": "\ud800"},  # a lone surrogate
+    {"\udc00": True},
+    {"insurer": ["ok", {"deep": "x\u0000"}]},  # at any depth
+]
+
+
+@pytest.mark.parametrize("custom_fields", UNSTORABLE_CUSTOM_FIELDS)
+def test_custom_fields_postgresql_cannot_store_are_400_not_500(owner, api, custom_fields):
+    """JSON accepts NUL and unpaired surrogates in any string; a JSON column does not (a DataError before)."""
+    filters = {"customFields": custom_fields}
+    body = assert_validation_error(post_json(api, VIEWS, {"name": "Bad", "filters": filters}), "filters")
+    assert "customFields" in body["details"]["fields"]["filters"], body
+    assert view_rows(owner.organization) == []
+
+    view = create_view(api, name="Mine", filters={"status": ["lead"]})
+    before = view_rows(owner.organization)
+    assert_validation_error(patch_json(api, f"{VIEWS}/{view['id']}", {"filters": filters}), "filters")
+    assert view_rows(owner.organization) == before
+
+    listed = api.get("/patients", {"filters": json.dumps(filters)})
+    assert "customFields" in assert_validation_error(listed, "filters")["details"]["fields"]["filters"]
+
+
 def test_a_duplicate_view_name_for_the_same_owner_is_409(owner, api, colleague):
     create_view(api, name="Follow-ups")
     before = view_rows(owner.organization)

@@ -10,7 +10,13 @@ from apps.campaigns.models import Approval, CampaignStatus, Category, Channel, M
 from apps.campaigns.selectors import RECIPIENT_STATUSES
 from apps.campaigns.variables import VARIABLES
 from apps.conversations.public import ChannelConnection
-from apps.core.fields import AwareDateTimeField, TenantRelatedField, TextField
+from apps.core.fields import (
+    UNSTORABLE_PROBLEM,
+    AwareDateTimeField,
+    TenantRelatedField,
+    TextField,
+    has_unstorable_text,
+)
 from apps.core.serializers import (
     NonEmptyPatchSerializer,
     OffsetQuerySerializer,
@@ -73,7 +79,8 @@ class TemplateWriteSerializer(StrictSerializer):
     body = TextField(
         min_length=1,
         max_length=100_000,
-        help_text="At most 1,600 characters for sms and telephony_messaging, 1,024 for messaging_app. " + VARIABLE_HELP,
+        help_text="At most 1,600 characters for sms and telephony_messaging, 100,000 for email (the sending "
+        "pipeline's limits), 1,024 for messaging_app (WhatsApp's limit for a template's body). " + VARIABLE_HELP,
     )
     html = TextField(max_length=500_000, allow_blank=True, help_text="E-mail only, optional.")
     provider_template_name = TextField(
@@ -165,12 +172,23 @@ class TemplateSentSerializer(serializers.Serializer):
 # --- campaigns ----------------------------------------------------------------------------------------------------
 
 
+def unstorable_key(value: dict) -> str | None:
+    """The top-level key of `value` under which some string (a key or a value, at any depth) cannot be stored."""
+    return next((key for key, item in value.items() if has_unstorable_text([key, item])), None)
+
+
 @extend_schema_field(PatientFiltersSerializer)
 class FiltersField(serializers.DictField):
-    """PatientFilters, validated as the patients list validates them and kept as sent."""
+    """PatientFilters, validated as the patients list validates them and kept as sent (a JSON column: every string
+    in it must be storable, customFields' free-form keys and values included)."""
 
     def to_internal_value(self, data):
         value = super().to_internal_value(data)
+        bad = unstorable_key(value)
+        if bad is not None:
+            if has_unstorable_text(bad):  # the key itself: not echoed back
+                raise serializers.ValidationError(f"filter names: {UNSTORABLE_PROBLEM}")
+            raise serializers.ValidationError({bad: [UNSTORABLE_PROBLEM]})
         if len(json.dumps(value)) > MAX_FILTERS_LENGTH:
             raise serializers.ValidationError(f"must be at most {MAX_FILTERS_LENGTH} characters as JSON")
         inner = PatientFiltersSerializer(data=value)
@@ -249,7 +267,9 @@ class CampaignSerializer(serializers.Serializer):
         allow_null=True, help_text="CONNECTION_UNAVAILABLE when the service paused it; null when a person did."
     )
     next_release_at = serializers.DateTimeField(
-        allow_null=True, source="release_after", help_text="Pacing: when the next hour or day opens."
+        allow_null=True,
+        source="release_after",
+        help_text="When releasing goes on: the end of the practice's quiet hours, or the next hour or day (pacing).",
     )
     completed_at = serializers.DateTimeField(allow_null=True)
     cancelled_at = serializers.DateTimeField(allow_null=True)

@@ -100,7 +100,9 @@ class TemplateView(TemplatesView):
         summary="Change any subset of a template's fields (not its channel)",
         description="Permission campaign:update. Validated as on create, on the template as it would be saved. A "
         "messaging-app template whose category, body, providerTemplateName or language changes goes back to pending "
-        "(the provider reviews the new one). Campaigns already launched keep the content they were launched with.",
+        "(the provider reviews the new one). Campaigns already launched keep the content they were launched with. "
+        "The category of a template that a draft, scheduled, sending or paused campaign uses cannot change: 409 "
+        "TEMPLATE_CATEGORY_LOCKED (details.campaignIds; campaigns send marketing messages).",
     )
     def patch(self, request, id):
         template = self.template(id)
@@ -278,8 +280,9 @@ class CampaignView(CampaignsView):
         summary="Read one campaign with its totals (recipients by status) and skipped recipients by reason",
         description="Permission campaign:read. totals counts each recipient once: pending (waiting for its "
         "release), queued, sent, delivered, failed (from its message, as the provider reports it), skipped "
-        "(see skippedReasons), cancelled (still pending when the campaign was cancelled), unsubscribed (used the "
-        "opt-out link; counted there, not as delivered).",
+        "(see skippedReasons), cancelled (still pending when the campaign was cancelled, or released with a message "
+        "still queued, which the cancel withdrew), unsubscribed (used the opt-out link; counted there, not as "
+        "delivered).",
     )
     def get(self, request, id):
         return Response(self.detail(self.campaign(id)))
@@ -335,8 +338,9 @@ class CampaignLaunchView(CampaignsView):
         "with the reason (skippedReasons): PATIENT_INACTIVE (deceased), NO_ADDRESS, CONTACT_BLOCKED, "
         "ADDRESS_SUPPRESSED, OPTED_OUT, NO_CONSENT. hourlyLimit and dailyLimit (optional) pace the background "
         "delivery in the practice's clock hours and calendar days; pacing never answers 429. The message content "
-        "is copied from the template now. 409 CAMPAIGN_NOT_READY (details.field) when the template or the saved "
-        "view was deleted, the view is not shared with you, or the connection is disconnected; "
+        "is copied from the template now. 409 CAMPAIGN_NOT_READY (details.field) when the template was deleted or "
+        "is no longer a marketing template, the saved view was deleted or is not shared with you, or the "
+        "connection is disconnected; "
         "TEMPLATE_NOT_APPROVED for a messaging-app template not approved. " + TRANSITIONS,
     )
     def post(self, request, id):
@@ -384,7 +388,9 @@ class CampaignPauseView(CampaignTransitionView):
     @_transition_schema(
         "campaigns_pause",
         "Pause a scheduled or sending campaign",
-        "Nothing more is released until it is resumed (a batch already on its way still goes).",
+        "Nothing more is released until it is resumed: a batch being released at that moment finishes first (the "
+        "answer waits for it) and none starts after. Messages already handed to the sending pipeline stay queued "
+        "and go (cancel withdraws them).",
     )
     def post(self, request, id):
         return super().post(request, id)
@@ -408,7 +414,9 @@ class CampaignCancelView(CampaignTransitionView):
     @_transition_schema(
         "campaigns_cancel",
         "Cancel a scheduled, sending or paused campaign",
-        "Recipients still pending are marked cancelled; those already released keep their messages.",
+        "Recipients still pending are marked cancelled, and so are those released whose message is still waiting "
+        "in the sending queue (for its first send, a retry or the end of quiet hours): that message is withdrawn "
+        "(failed with errorCode CAMPAIGN_CANCELLED). Messages already sent, or being sent at that moment, stay.",
     )
     def post(self, request, id):
         return super().post(request, id)
@@ -424,7 +432,8 @@ class CampaignRecipientsView(CampaignsView):
         responses={200: s.RecipientPageSerializer},
         summary="The recipients of a launched campaign, each with its status (from its message) or skip reason",
         description="Permission campaign:read. status: pending, queued, sent, delivered, failed (the message's "
-        "state as the provider reports it; errorCode says why it failed), skipped (skipReason), cancelled, "
+        "state as the provider reports it; errorCode says why it failed), skipped (skipReason), cancelled (with "
+        "messageId and errorCode CAMPAIGN_CANCELLED when its queued message was withdrawn), "
         "unsubscribed (used the opt-out link), released (the message was since erased). In a stable order.",
     )
     def get(self, request, id):
@@ -465,10 +474,15 @@ class CampaignTestSendView(CampaignsView):
         summary="Send the campaign's message to your own address (e-mail) or phone, to check it",
         description="Permission campaign:update. Rendered like a recipient's message, with the values of patientId "
         "(optional) or sample values, and sent through the channel's provider pipeline to the signed-in member's "
-        "own address: the e-mail address of their account, or for SMS, WhatsApp and texting the mobile number on "
-        "their profile (PATCH /user/me phoneMobile; without one 409 TEST_SEND_ADDRESS_MISSING). Not stored in any "
-        "conversation. Its opt-out link records nothing. Limit (spec: Campaign test sends): 20 burst, "
-        "20 per hour, per sender per campaign; 429 with Retry-After when empty. Works in any status.",
+        "own address: the e-mail address of their account once verified (409 TEST_SEND_ADDRESS_UNVERIFIED "
+        "otherwise), or for SMS, WhatsApp and texting the mobile number on their profile (PATCH /user/me "
+        "phoneMobile; without one 409 TEST_SEND_ADDRESS_MISSING). An address the practice has blocked on the "
+        "channel gets nothing: 409 CONTACT_BLOCKED (it sent STOP) or ADDRESS_SUPPRESSED (the e-mail bounced or "
+        "complained), details.reason. A draft's template must still be a marketing template (409 "
+        "CAMPAIGN_NOT_READY) and, for the messaging app, approved (409 TEMPLATE_NOT_APPROVED). Always rendered as "
+        "a marketing message, with its opt-out link, which records nothing. Not stored in any conversation. Limit "
+        "(spec: Campaign test sends): 20 burst, 20 per hour, per sender per campaign; 429 with Retry-After when "
+        "empty. Works in any status.",
     )
     def post(self, request, id):
         campaign = self.campaign(id)

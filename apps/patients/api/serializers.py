@@ -5,7 +5,13 @@ import json
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from apps.core.fields import UUID_LIST_SCHEMA, StrictUUIDField, TenantRelatedField
+from apps.core.fields import (
+    UNSTORABLE_PROBLEM,
+    UUID_LIST_SCHEMA,
+    StrictUUIDField,
+    TenantRelatedField,
+    has_unstorable_text,
+)
 from apps.core.serializers import OffsetQuerySerializer, StrictSerializer
 from apps.patients import selectors
 from apps.patients.embeds import patient_embed
@@ -71,6 +77,11 @@ class PatientWriteSerializer(StrictSerializer):
     custom_fields = serializers.DictField(
         child=serializers.JSONField(allow_null=True), required=False, help_text="String keys, any JSON values."
     )
+
+    def validate_custom_fields(self, value):
+        if has_unstorable_text(value):  # PostgreSQL's JSON cannot hold it: a 500 otherwise
+            raise serializers.ValidationError(UNSTORABLE_PROBLEM)
+        return value
 
     def validate_date_of_birth(self, value):
         from django.utils import timezone
@@ -360,6 +371,13 @@ class PatientFiltersSerializer(StrictSerializer):
 
     class Meta:
         ref_name = "PatientFilters"
+
+    def validate_custom_fields(self, value):
+        """Free-form JSON compared with (and, in a saved view, stored in) a JSON column: no NUL and no unpaired
+        surrogate in any key or value, which PostgreSQL cannot store (a 500 otherwise)."""
+        if has_unstorable_text(value):
+            raise serializers.ValidationError(UNSTORABLE_PROBLEM)
+        return value
 
 
 def _strict_boolean(value: str, name: str) -> bool:
