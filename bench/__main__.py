@@ -1,5 +1,5 @@
-"""python -m bench [webhooks|mcp|crm|capture|throughput|writes|inbound|campaigns] … — dispatch to a suite (make bench
-BENCH_ARGS=…); no subcommand runs the patients area (bench.patients)."""
+"""python -m bench [webhooks|mcp|crm|capture|throughput|writes|inbound|campaigns|booking] … — dispatch to a suite
+(make bench BENCH_ARGS=…); no subcommand runs the patients area (bench.patients)."""
 
 import importlib
 import sys
@@ -13,6 +13,7 @@ SUITES = {  # subcommand → the module whose main(argv) runs it
     "writes": "bench.patients.writes",
     "inbound": "bench.inbound.run",
     "campaigns": "bench.campaigns.run",
+    "booking": "bench.booking.run",
 }
 
 

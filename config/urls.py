@@ -26,6 +26,9 @@ urlpatterns = [
     path("", include("apps.capture.api.urls")),
     path("", include("apps.campaigns.api.urls")),  # /templates/…, /campaigns/…, /marketing/unsubscribe/{token}
     path("", include("apps.sites.api.urls")),  # /site/{siteKey}/…, /form-page/{token}, /settings/sites
+    path("", include("apps.booking.api.urls")),  # /booking/…, /settings/booking-pages
+    path("", include("apps.referrals.api.urls")),  # /referral-programmes, /patients/{id}/referral-token, /referral/…
+    path("", include("apps.deposits.api.urls")),  # /deposits/…, /l/{token}, payment callbacks, /settings/payments
     path("", include("apps.teamchat.api.urls")),  # /team-chat/…
     path("", include("apps.support.api.urls")),  # /support/…
     path("", include("apps.oauth.urls")),

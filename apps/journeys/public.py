@@ -5,7 +5,7 @@ a journey for a lead, the row selector the Today view builds on, and the rendere
 patient and treatment summaries, which appointments reuse), with `journey_row` for `.values(*JOURNEY_VALUES)` rows.
 """
 
-from apps.journeys.models import Journey, JourneyStatus, Treatment
+from apps.journeys.models import Journey, JourneyStatus, Stage, StageKind, Treatment
 from apps.journeys.renderers import JourneyPatientSerializer, JourneySerializer, JourneyTreatmentSerializer, journey_row
 from apps.journeys.selectors import JOURNEY_VALUES, journey_rows
 from apps.journeys.services import journey_create, treatment_ensure_builtin
@@ -17,6 +17,8 @@ __all__ = [
     "JourneySerializer",
     "JourneyStatus",
     "JourneyTreatmentSerializer",
+    "Stage",
+    "StageKind",
     "Treatment",
     "journey_create",
     "journey_row",

@@ -48,6 +48,7 @@ _HIDDEN_PREFIXES = (
     "/site/",
     "/form-page/",
     "/marketing/unsubscribe/",  # a patient's signed opt-out link (apps.campaigns)
+    "/referral/",  # referral pages: an advocate's share or status token, a friend's patient token (apps.referrals)
     "/openapi",
     "/docs",
     "/admin",

@@ -404,6 +404,8 @@ class Activity(TenantModel):
         APPOINTMENT_STATUS_CHANGED = "appointment_status_changed"
         APPOINTMENT_CANCELLED = "appointment_cancelled"
         CAPTURED = "captured"
+        DEPOSIT_PAID = "deposit_paid"
+        DEPOSIT_REFUNDED = "deposit_refunded"
 
     patient = models.ForeignKey(Patient, on_delete=models.CASCADE, related_name="activities")
     kind = models.CharField(max_length=32, choices=Kind.choices)

@@ -23,7 +23,7 @@ from apps.patients.models import (
     digits_of,
 )
 from apps.patients.renderers import LIST_COLUMNS, PatientListItemSerializer, patient_list_row
-from apps.patients.selectors import PatientQuery, patient_filtered
+from apps.patients.selectors import PatientQuery, patient_filtered, patient_match
 from apps.patients.services import (
     consent_record,
     patient_create,
@@ -55,6 +55,7 @@ __all__ = [
     "patient_create",
     "patient_filtered",
     "patient_list_row",
+    "patient_match",
     "patient_update",
     "register_patient_embed",
     "repoint_rows_to_survivor",

@@ -36,6 +36,7 @@ from apps.patients.models import (
     SavedView,
     Status,
     Tag,
+    digits_of,
 )
 from apps.patients.renderers import DETAIL_COLUMNS, LIST_COLUMNS, TAG_COLUMNS
 
@@ -617,3 +618,40 @@ def tag_list(*, organization) -> QuerySet[Tag]:
 
 def saved_views_visible(*, organization, user) -> QuerySet[SavedView]:
     return SavedView.objects.for_org(organization).filter(Q(owner=user) | Q(shared=True)).order_by(Lower("name"), "id")
+
+
+def _phone_digits(value: str) -> str:
+    """A phone number reduced to its digits; an international "00" prefix is the same as "+"."""
+    digits = re.sub(r"\D", "", value or "")
+    return digits[2:] if digits.startswith("00") else digits
+
+
+def patient_match(*, organization, email: str | None, phone: str | None) -> Patient | None:
+    """The practice's patient with this e-mail (any case) or phone (digits compared, "00" as "+"), following a
+    merge to its survivor. Active patients win over archived ones; the oldest wins among equals."""
+    conditions = Q()
+    if email:
+        conditions |= Q(email_upper=email.upper())
+    digits = _phone_digits(phone or "")
+    if digits:
+        # The stored numbers are compared by their digits as written: "+39 …" and "0039 …" are the same number.
+        spellings = [digits, f"00{digits}"]
+        conditions |= Q(mobile_digits__in=spellings) | Q(other_digits__in=spellings)
+    if not conditions:
+        return None
+    candidate = (
+        Patient.objects.for_org(organization)
+        .annotate(
+            email_upper=Upper("email"),
+            mobile_digits=digits_of("phone_mobile"),
+            other_digits=digits_of("phone_other"),
+        )
+        .filter(conditions)
+        .order_by(F("archived_at").asc(nulls_first=True), "created_at", "id")
+        .first()
+    )
+    hops = 0
+    while candidate is not None and candidate.merged_into_id is not None and hops < 5:
+        candidate = Patient.objects.for_org(organization).filter(id=candidate.merged_into_id).first()
+        hops += 1
+    return candidate

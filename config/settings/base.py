@@ -105,6 +105,9 @@ INSTALLED_APPS = [
     "apps.support",
     "apps.notifications",
     "apps.assist",
+    "apps.deposits",
+    "apps.booking",
+    "apps.referrals",
     "oauth2_provider",
     "apps.oauth",
     "apps.mcp",
@@ -328,6 +331,10 @@ SPECTACULAR_SETTINGS = {
         "WebsiteStatusEnum": "apps.sites.models.Website.Status",
         "FormDiscoveryStatusEnum": "apps.sites.models.FormDiscovery.Status",
         "NotificationKindEnum": "apps.notifications.models.Kind",
+        "DepositStatusEnum": "apps.deposits.models.DepositStatus",
+        "PaymentAccountStatusEnum": "apps.deposits.models.AccountStatus",
+        "ReferralStatusEnum": "apps.referrals.models.ReferralStatus",
+        "ReferralPublicStatusEnum": "apps.referrals.renderers.PublicStatus",
     },
     "TAGS": [
         {"name": "auth", "description": "Sign-in, sign-up, sessions, API keys and the bootstrap identity."},
@@ -382,6 +389,25 @@ SPECTACULAR_SETTINGS = {
             "description": "Your own feed in the practice: assigned conversations, mentions, tasks due, new leads; "
             "read marks and per-kind switches; new ones pushed over /today/ws.",
         },
+        {
+            "name": "deposits",
+            "description": "Deposit requests for patients: draft, send (a signed, expiring patient link), cancel; "
+            "paid, expired and refunded (partial refunds tracked) as the payment platform reports them.",
+        },
+        {
+            "name": "payments",
+            "description": "The patient's deposit page and checkout (/l/{token}), the payment platform's connect "
+            "callbacks and OAuth return, and the practice's payment account connection.",
+        },
+        {
+            "name": "billing",
+            "description": "The practice's own subscription with the platform (the signed billing callback).",
+        },
+        {
+            "name": "referrals",
+            "description": "Referral programmes, a patient's advocate tokens, and the public /referral/* pages: "
+            "page config and submit (advocate share token), status (advocate status token or friend patient token).",
+        },
     ],
 }
 
@@ -435,6 +461,22 @@ SVC_AI_ASSIST_PROVIDER_KEY = env("SVC_AI_ASSIST_PROVIDER_KEY", "") or ""
 SVC_AI_ASSIST_PROVIDER_MODEL = env("SVC_AI_ASSIST_PROVIDER_MODEL", "") or ""
 SVC_AI_ASSIST_TIMEOUT = float(env("SVC_AI_ASSIST_TIMEOUT", "30") or 30)  # seconds for the provider to answer
 
+# Deposits and payments (apps.deposits; Stripe Connect as the reference): the platform's API base and secret key, the
+# Connect OAuth client id and authorize base, the checkout page's origin (the deposit page may post on to it), the
+# signing secrets of the connect callback (/webhooks/payments-connect) and of the billing callback
+# (/auth/payments-billing/webhook), and how long a patient link is valid. "sandbox" calls no provider (make run, tests).
+SVC_PAYMENTS_TRANSPORT = env("SVC_PAYMENTS_TRANSPORT", "provider") or "provider"
+SVC_PAYMENTS_API_URL = (env("SVC_PAYMENTS_API_URL", "https://api.stripe.com") or "https://api.stripe.com").rstrip("/")
+SVC_PAYMENTS_SECRET_KEY = env("SVC_PAYMENTS_SECRET_KEY", "") or ""
+SVC_PAYMENTS_CLIENT_ID = env("SVC_PAYMENTS_CLIENT_ID", "") or ""
+SVC_PAYMENTS_CONNECT_URL = (
+    env("SVC_PAYMENTS_CONNECT_URL", "https://connect.stripe.com") or "https://connect.stripe.com"
+).rstrip("/")
+SVC_PAYMENTS_CHECKOUT_ORIGIN = env("SVC_PAYMENTS_CHECKOUT_ORIGIN", "https://checkout.stripe.com") or ""
+SVC_PAYMENTS_WEBHOOK_SECRET = env("SVC_PAYMENTS_WEBHOOK_SECRET", "") or ""
+SVC_PAYMENTS_BILLING_WEBHOOK_SECRET = env("SVC_PAYMENTS_BILLING_WEBHOOK_SECRET", "") or ""
+SVC_DEPOSIT_LINK_DAYS = 14
+
 # Celery: at-least-once work. Late acks + requeue on a lost worker; visibility timeout above the longest task,
 # and no ETA longer than it (long delays are rows with a due time that beat sweeps).
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", REDIS_URL)
@@ -459,8 +501,11 @@ CELERY_BEAT_SCHEDULE = {
     "webhooks-lost-subscriptions": {"task": "apps.webhooks.tasks.archive_lost_subscriptions", "schedule": 3600.0},
     "capture-sweep": {"task": "apps.capture.tasks.sweep", "schedule": 60.0},
     "campaigns-sweep": {"task": "apps.campaigns.tasks.sweep", "schedule": 30.0},
+    "deposits-expire": {"task": "apps.deposits.tasks.expire_links", "schedule": 300.0},
+    "deposits-purge-receipts": {"task": "apps.deposits.tasks.purge_receipts", "schedule": 3600.0},
     "notifications-task-due": {"task": "apps.notifications.tasks.notify_due_tasks", "schedule": 60.0},
     "notifications-purge": {"task": "apps.notifications.tasks.purge_old", "schedule": 3600.0},
+    "referrals-sweep": {"task": "apps.referrals.tasks.sweep", "schedule": 600.0},
 }
 
 CHANNEL_LAYERS = {
@@ -486,6 +531,13 @@ SVC_AI_ASSIST_BUCKET = (60, 6 / 60)  # AI assist (suggest, summarize) per organi
 SVC_CAMPAIGN_TEST_SEND_BUCKET = (20, 20 / 3600)  # POST /campaigns/{id}/test-send per sender per campaign
 SVC_CAPTURE_FORM_BUCKET = (200, 5.0)  # POST /capture/{token} per form endpoint
 SVC_SITE_DISCOVERY_BUCKET = (30, 0.5)  # POST /site/{siteKey}/forms per site
+SVC_REFERRAL_CONFIG_BUCKET = (120, 4.0)  # GET /referral/{token} per practice
+SVC_REFERRAL_SUBMIT_BUCKET = (60, 1.0)  # POST /referral/{token}/submit per practice
+SVC_REFERRAL_STATUS_BUCKET = (120, 2.0)  # GET /referral/{token}/status per practice
+SVC_BOOKING_CONFIG_BUCKET = (120, 4.0)  # GET /booking/{token}/config (and manage reads) per practice
+SVC_BOOKING_AVAILABILITY_BUCKET = (120, 2.0)  # GET /booking/{token}/availability per practice
+SVC_BOOKING_HOLD_BUCKET = (60, 1.0)  # POST /booking/{token}/holds (and manage writes) per practice
+SVC_BOOKING_COMPLETE_BUCKET = (60, 1.0)  # POST /booking/{token}/holds/{holdId}/complete per practice, own bucket
 SVC_PUBLIC_SCREEN_RATE = "300/m"  # public surfaces (capture, site, form page) per client address
 RATELIMIT_USE_CACHE = "default"
 RATELIMIT_FAIL_OPEN = False

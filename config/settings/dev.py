@@ -19,3 +19,8 @@ SVC_MESSAGING_APP_GRAPH_URL = os.environ.get("SVC_MESSAGING_APP_GRAPH_URL", "")
 
 # make run: outbound messages are recorded in the sandbox (visible in the inbox), never sent.
 SVC_OUTBOUND_TRANSPORT = os.environ.get("SVC_OUTBOUND_TRANSPORT", "sandbox")
+
+# make run: payments in the sandbox (a local checkout page, no provider), with fixed local callback secrets.
+SVC_PAYMENTS_TRANSPORT = os.environ.get("SVC_PAYMENTS_TRANSPORT", "sandbox")
+SVC_PAYMENTS_WEBHOOK_SECRET = SVC_PAYMENTS_WEBHOOK_SECRET or "whsec_dev_payments_connect"  # noqa: F405
+SVC_PAYMENTS_BILLING_WEBHOOK_SECRET = SVC_PAYMENTS_BILLING_WEBHOOK_SECRET or "whsec_dev_payments_billing"  # noqa: F405

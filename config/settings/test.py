@@ -45,3 +45,10 @@ SVC_MESSAGING_APP_GRAPH_URL = ""
 # Outbound messages are recorded, not sent; tests of the provider calls point the API URLs at local servers.
 SVC_OUTBOUND_TRANSPORT = os.environ.get("SVC_OUTBOUND_TRANSPORT", "sandbox")  # the e2e worker test: provider
 SVC_SMS_API_URL = os.environ.get("SVC_SMS_API_URL", SVC_SMS_API_URL)
+
+# Payments (apps.deposits): the sandbox unless a test points the API at a local server; fixed signing secrets.
+SVC_PAYMENTS_TRANSPORT = "sandbox"
+SVC_PAYMENTS_SECRET_KEY = "sk_test_platform"
+SVC_PAYMENTS_CLIENT_ID = "ca_test_platform"
+SVC_PAYMENTS_WEBHOOK_SECRET = "whsec_test_payments_connect"
+SVC_PAYMENTS_BILLING_WEBHOOK_SECRET = "whsec_test_payments_billing"

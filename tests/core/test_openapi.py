@@ -124,10 +124,11 @@ def test_public_routes_need_no_credential_and_others_do(schema):
         "/auth/organization/reject-invitation",
         "/mcp",  # authenticates itself (OAuth access tokens for the MCP server, with its own challenge)
         "/marketing/unsubscribe/{token}",  # the signed opt-out token in the path is the boundary
+        "/auth/payments-billing/webhook",  # the payment platform's billing callback, verified by its signature
     }
     # Public capture surfaces: the routing token, site key or hosted-form token in the path is the boundary.
     # Provider callbacks (/webhooks/*) are verified with the provider's own signature over the body.
-    public_prefixes = ("/capture/", "/site/", "/form-page/", "/webhooks/")
+    public_prefixes = ("/capture/", "/site/", "/form-page/", "/webhooks/", "/referral/", "/l/", "/booking/")
     for path, operations in schema["paths"].items():
         for method, operation in operations.items():
             security = operation.get("security")

@@ -201,6 +201,11 @@ LEADING_ORGANIZATION_EXEMPT = {
     "tasks_open_assigned_due_idx",  # the task-due notifications sweep
     "notif_created_idx",  # the retention purge
     "notif_task_due_at_idx",  # the retention purge of task-due notices
+    "deposits_sent_expiry_idx",  # the expiry sweep of sent deposit links
+    # The payment platform's callbacks name a payment intent or a connected account, not a practice: the routing
+    # lookups that find the practice.
+    "deposits_pi_idx",
+    "deposits_account_id_idx",
     # A message deleted with its conversation (erasure) clears its recipient's link: Django's SET_NULL looks the
     # recipients up by message id alone.
     "campaigns_recip_message_idx",

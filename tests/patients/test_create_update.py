@@ -911,7 +911,7 @@ def test_get_embed_of_areas_not_built_yet(api, patient):
     assert data["touches"] == []
     assert data["deposits"] == []
     assert data["pms"] is None
-    assert data["referral"] is None
+    assert data["referral"] == {"advocacies": [], "rewards": [], "referredBy": None}  # apps.referrals
 
 
 def test_get_embed_marketing(api, org, patient):

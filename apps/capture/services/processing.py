@@ -5,8 +5,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import F, Q
-from django.db.models.functions import Upper
+from django.db.models import F
 from django.utils import timezone
 
 from apps.capture.fields import CLICK_IDS, UTM_FIELDS, Interpreted, interpret, phone_digits
@@ -21,8 +20,8 @@ from apps.patients.public import (
     MarketingConsent,
     Patient,
     consent_record,
-    digits_of,
     patient_create,
+    patient_match,
     patient_update,
     timeline_record,
 )
@@ -42,37 +41,6 @@ def drain_practice(*, organization_id, batch: int = 100) -> int:
         lambda submission_id: submission_process(submission_id=submission_id, organization_id=organization_id),
         batch=batch,
     )
-
-
-def patient_match(*, organization, email: str | None, phone: str | None) -> Patient | None:
-    """The practice's patient with this e-mail (any case) or phone (digits compared, "00" as "+"), following a
-    merge to its survivor. Active patients win over archived ones; the oldest wins among equals."""
-    conditions = Q()
-    if email:
-        conditions |= Q(email_upper=email.upper())
-    digits = phone_digits(phone or "")
-    if digits:
-        # The stored numbers are compared by their digits as written: "+39 …" and "0039 …" are the same number.
-        spellings = [digits, f"00{digits}"]
-        conditions |= Q(mobile_digits__in=spellings) | Q(other_digits__in=spellings)
-    if not conditions:
-        return None
-    candidate = (
-        Patient.objects.for_org(organization)
-        .annotate(
-            email_upper=Upper("email"),
-            mobile_digits=digits_of("phone_mobile"),
-            other_digits=digits_of("phone_other"),
-        )
-        .filter(conditions)
-        .order_by(F("archived_at").asc(nulls_first=True), "created_at", "id")
-        .first()
-    )
-    hops = 0
-    while candidate is not None and candidate.merged_into_id is not None and hops < 5:
-        candidate = Patient.objects.for_org(organization).filter(id=candidate.merged_into_id).first()
-        hops += 1
-    return candidate
 
 
 def _usable(model, organization, record):

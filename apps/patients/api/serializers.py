@@ -245,13 +245,11 @@ class ConsentHistorySerializer(MarketingSummarySerializer):
 
 
 class PatientDetailSerializer(PatientSerializer):
-    """Patient plus what embed asks for. deposits is an empty list and pms and referral null until those areas
-    exist; the keys appear only when embedded."""
+    """Patient plus what embed asks for. pms is null until that area exists
+    (deposits and referral are answered by apps.deposits and apps.referrals); the keys appear only when embedded."""
 
     timeline = TimelinePageSerializer(required=False)
     pms = serializers.DictField(required=False, allow_null=True)
-    deposits = serializers.ListField(child=serializers.DictField(), required=False)
-    referral = serializers.DictField(required=False, allow_null=True)
     marketing = MarketingSummarySerializer(required=False)
 
     class Meta(PatientSerializer.Meta):
@@ -260,8 +258,6 @@ class PatientDetailSerializer(PatientSerializer):
             *PatientSerializer.Meta.fields,
             "timeline",
             "pms",
-            "deposits",
-            "referral",
             "marketing",
         ]
 

@@ -195,8 +195,8 @@ class PatientView(PatientsView):
         embed = patient_embed(name)  # journeys, touches: registered by their areas (apps.patients.embeds)
         if embed is not None:
             return embed.render(organization=self.organization, patient=patient)
-        # Areas not built yet: deposits answer an empty list; pms and referral null.
-        return [] if name == "deposits" else None
+        # Areas not built yet (pms): null.
+        return None
 
     @extend_schema(
         tags=TAGS,

@@ -1,0 +1,13 @@
+from django.urls import path
+
+from apps.referrals.api import views
+
+urlpatterns = [
+    path("referral-programmes", views.ProgrammeListView.as_view()),
+    path("referral-programmes/<uuid_param:id>", views.ProgrammeView.as_view()),
+    path("referral-programmes/<uuid_param:id>/referrals", views.ProgrammeReferralsView.as_view()),
+    path("patients/<uuid_param:id>/referral-token", views.AdvocateTokenView.as_view()),
+    path("referral/<str:token>", views.ReferralPageView.as_view()),
+    path("referral/<str:token>/submit", views.ReferralSubmitView.as_view()),
+    path("referral/<str:token>/status", views.ReferralStatusView.as_view()),
+]
