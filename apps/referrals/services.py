@@ -2,14 +2,21 @@
 
 from dataclasses import dataclass
 
-from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from apps.core.errors import ApiError, ValidationFailed
 from apps.core.writes import assign_fields
 from apps.journeys.public import journey_create
-from apps.patients.public import LeadSource, MarketingConsent, Patient, PatientMerged, consent_record, patient_create
+from apps.patients.public import (
+    LeadSource,
+    MarketingConsent,
+    Patient,
+    PatientMerged,
+    consent_record,
+    patient_create,
+    patient_match,
+)
 from apps.patients.public import Status as PatientStatus
 from apps.referrals import tokens
 from apps.referrals.models import Advocate, Referral, ReferralProgramme, ReferralStatus
@@ -112,13 +119,11 @@ def _lead_source(organization) -> LeadSource:
     return found or LeadSource.objects.create(organization=organization, name=LEAD_SOURCE_NAME)
 
 
-def _known_patient(organization, *, email: str | None, phone: str | None) -> Patient | None:
-    match = Q()
-    if email:
-        match |= Q(email__iexact=email)
-    if phone:
-        match |= Q(phone_mobile=phone)
-    return Patient.objects.for_org(organization).filter(match).order_by("created_at").first() if match else None
+def _lock_submissions(organization) -> None:
+    """One submission of the practice at a time, to the commit: two identical friends posted at the same instant
+    must not both pass the known-patient check (nor both create the Referral lead source)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"referral:{organization.pk}"])
 
 
 @transaction.atomic
@@ -137,7 +142,8 @@ def referral_submit(*, advocate: Advocate, data: dict) -> Referral:
         patient_token=tokens.new_token(tokens.PATIENT),
         consent_given=bool(data.get("marketing_consent")),
     )
-    known = _known_patient(organization, email=email, phone=phone)
+    _lock_submissions(organization)
+    known = patient_match(organization=organization, email=email, phone=phone)
     if known is not None:
         referral.status = ReferralStatus.DUPLICATE
         referral.consent_given = False
