@@ -1,6 +1,7 @@
 """Referrals: a practice's referral programmes, the advocates (patients) who share them, the friends they refer
 (each a lead of the practice) and the rewards earned when a referred friend reaches the programme's stage."""
 
+from django.conf import settings
 from django.db import models
 
 from apps.core.models import TenantModel
@@ -76,7 +77,8 @@ class Referral(TenantModel):
 
 
 class Reward(TenantModel):
-    """The reward a successful referral earned its advocate, recorded once per referral."""
+    """The reward a successful referral earned its advocate, recorded once per referral; paid_at is set when the
+    practice has given it (a voucher handed over, a credit applied), so the unpaid ones are its to-do list."""
 
     referral = models.OneToOneField(Referral, on_delete=models.CASCADE, related_name="reward")
     advocate = models.ForeignKey(Advocate, on_delete=models.CASCADE, related_name="rewards")
@@ -85,3 +87,11 @@ class Reward(TenantModel):
     currency = models.CharField(max_length=3, blank=True, default="")
     journey_id = models.UUIDField(null=True, blank=True)
     stage_id = models.UUIDField(null=True, blank=True)
+    paid_at = models.DateTimeField(null=True, blank=True)
+    paid_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    payout_note = models.CharField(max_length=500, blank=True, default="")
+
+    class Meta:
+        indexes = [models.Index(fields=["organization", "paid_at", "created_at"], name="referrals_reward_paid_idx")]

@@ -22,7 +22,7 @@ class RewardSerializer(serializers.ModelSerializer):
     class Meta:
         model = Reward
         ref_name = "ReferralReward"
-        fields = ["id", "description", "amount", "currency", "created_at"]
+        fields = ["id", "description", "amount", "currency", "created_at", "paid_at"]
 
 
 class AdvocacySerializer(serializers.Serializer):

@@ -82,3 +82,18 @@ def referrals_page(*, organization, programme, status: str | None, limit: int, o
         rows = rows.filter(status=status)
     rows = rows.order_by("-created_at", "id")
     return list(rows[offset : offset + limit]), rows.count()
+
+
+def rewards_page(*, organization, paid: bool | None, programme_id=None, limit: int, offset: int):
+    """The practice's rewards, oldest unpaid first when filtering unpaid (the payout to-do list), else newest first."""
+    rows = Reward.objects.for_org(organization).select_related("advocate", "referral")
+    if programme_id:
+        rows = rows.filter(advocate__programme_id=programme_id)
+    if paid is not None:
+        rows = rows.filter(paid_at__isnull=not paid)
+    rows = rows.order_by("created_at", "id") if paid is False else rows.order_by("-created_at", "-id")
+    return list(rows[offset : offset + limit]), rows.count()
+
+
+def reward(*, organization, reward_id) -> Reward:
+    return Reward.objects.for_org(organization).select_related("advocate", "referral").get(id=reward_id)

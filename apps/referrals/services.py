@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
+from rest_framework.fields import DateTimeField
 
 from apps.core.errors import ApiError, ValidationFailed
 from apps.core.writes import assign_fields
@@ -19,7 +20,7 @@ from apps.patients.public import (
 )
 from apps.patients.public import Status as PatientStatus
 from apps.referrals import tokens
-from apps.referrals.models import Advocate, Referral, ReferralProgramme, ReferralStatus
+from apps.referrals.models import Advocate, Referral, ReferralProgramme, ReferralStatus, Reward
 
 LEAD_SOURCE_NAME = "Referral"
 CONSENT_SOURCE = "referral_page"
@@ -189,3 +190,25 @@ def referral_submit(*, advocate: Advocate, data: dict) -> Referral:
         referral.patient_token = tokens.new_token(tokens.PATIENT)
         referral.save()
     return referral
+
+
+# --- rewards: paid out ----------------------------------------------------------------------------------------------
+
+
+class RewardAlreadyPaid(ApiError):
+    status_code = 409
+    code = "REFERRAL_REWARD_ALREADY_PAID"
+    message = "The reward has already been marked paid."
+
+
+@transaction.atomic
+def reward_mark_paid(*, organization, reward_id, user, note: str = "") -> Reward:
+    """Record that the practice gave the advocate the reward. Once: a second mark is 409 and changes nothing."""
+    reward = Reward.objects.for_org(organization).select_for_update().get(id=reward_id)
+    if reward.paid_at is not None:
+        raise RewardAlreadyPaid(details={"paidAt": DateTimeField().to_representation(reward.paid_at)})
+    reward.paid_at = timezone.now()
+    reward.paid_by = user if getattr(user, "is_authenticated", False) else None
+    reward.payout_note = note
+    reward.save(update_fields=["paid_at", "paid_by", "payout_note", "updated_at"])
+    return reward

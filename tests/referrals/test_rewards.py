@@ -54,7 +54,7 @@ def test_reward_recorded_once_at_the_configured_stage(api, client, owner, commit
     assert status["referrals"][0]["status"] == "successful" and status["referrals"][0]["succeededAt"]
     assert status["rewards"] == [
         {"id": str(reward.id), "description": "£50 off your next visit", "amount": "50.00", "currency": "GBP",
-         "createdAt": status["rewards"][0]["createdAt"]}
+         "createdAt": status["rewards"][0]["createdAt"], "paidAt": None}
     ]  # fmt: skip
 
 

@@ -108,6 +108,44 @@ class ReferralRowSerializer(serializers.ModelSerializer):
 ReferralPageSerializer = offset_page_serializer(ReferralRowSerializer, "ReferralPage")
 
 
+class RewardRowSerializer(RewardSerializer):
+    """A reward as the practice sees it: whose it is, what earned it, and whether it has been given."""
+
+    programme_id = serializers.UUIDField(source="advocate.programme_id")
+    advocate_id = serializers.UUIDField()
+    advocate_patient_id = serializers.UUIDField(source="advocate.patient_id")
+    referral_id = serializers.UUIDField()
+    referred_patient_id = serializers.UUIDField(source="referral.referred_patient_id", allow_null=True)
+    paid_by_user_id = serializers.UUIDField(source="paid_by_id", allow_null=True)
+
+    class Meta(RewardSerializer.Meta):
+        ref_name = "ReferralRewardRow"
+        fields = [
+            *RewardSerializer.Meta.fields,
+            "programme_id",
+            "advocate_id",
+            "advocate_patient_id",
+            "referral_id",
+            "referred_patient_id",
+            "paid_by_user_id",
+            "payout_note",
+        ]
+
+
+RewardPageSerializer = offset_page_serializer(RewardRowSerializer, "ReferralRewardPage")
+
+
+class RewardListQuerySerializer(OffsetQuerySerializer):
+    paid = serializers.BooleanField(
+        required=False, allow_null=True, default=None, help_text="false: the rewards still to give; true: given."
+    )
+    programme_id = TenantRelatedField(ReferralProgramme, required=False, help_text="Only this programme's rewards.")
+
+
+class RewardPaySerializer(StrictSerializer):
+    note = TextField(max_length=500, required=False, allow_blank=True, help_text="How it was given (voucher no.…).")
+
+
 class AdvocateIssueSerializer(StrictSerializer):
     programme_id = TenantRelatedField(ReferralProgramme, source="programme")
     rotate = serializers.BooleanField(

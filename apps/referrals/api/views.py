@@ -14,7 +14,7 @@ from apps.patients.public import Patient
 from apps.referrals import selectors, services
 from apps.referrals.api import serializers as s
 from apps.referrals.errors import ReferralNotFound, ReferralNotStored
-from apps.referrals.models import Advocate, ReferralProgramme
+from apps.referrals.models import Advocate, ReferralProgramme, Reward
 from apps.referrals.renderers import ProgressItemSerializer, RewardSerializer, public_status, share_url, status_url
 
 logger = logging.getLogger("apps.referrals")
@@ -131,6 +131,60 @@ class ProgrammeReferralsView(ProgrammesView):
         )
         items = s.ReferralRowSerializer(rows, many=True).data
         return offset_page(items, total, limit=query["limit"], offset=query["offset"])
+
+
+class RewardListView(ProgrammesView):
+    permission = "campaign:read"
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="referral_rewards_list",
+        parameters=[s.RewardListQuerySerializer],
+        responses={200: s.RewardPageSerializer},
+        summary="The rewards advocates have earned, across programmes: paid=false is the payout to-do list",
+        description="Permission campaign:read. {items, total, limit, offset}. paid=false lists the rewards still to "
+        "give, oldest first; otherwise newest first. Each row names the advocate (a patient), the referral and "
+        "friend that earned it, and, once given, when, by whom and the note. programmeId narrows to one programme "
+        "(another practice's is 400).",
+    )
+    def get(self, request):
+        query = self.parse_query(s.RewardListQuerySerializer).validated_data
+        programme = query.get("programme_id")
+        rows, total = selectors.rewards_page(
+            organization=self.organization,
+            paid=query.get("paid"),
+            programme_id=programme.id if programme else None,
+            limit=query["limit"],
+            offset=query["offset"],
+        )
+        return offset_page(
+            s.RewardRowSerializer(rows, many=True).data, total, limit=query["limit"], offset=query["offset"]
+        )
+
+
+class RewardPayView(ProgrammesView):
+    permission = "campaign:update"
+    error_statuses = ("409",)
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="referral_rewards_mark_paid",
+        request=s.RewardPaySerializer,
+        responses={200: s.RewardRowSerializer},
+        summary="Mark a reward as given to its advocate",
+        description="Permission campaign:update. Records when and by whom, with an optional note (how it was "
+        "given). The advocate's status page then shows the reward as paid. Once only: a reward already marked is "
+        "409 REFERRAL_REWARD_ALREADY_PAID (details.paidAt) and nothing changes. Another practice's reward is 404.",
+    )
+    def post(self, request, id):
+        reward = self.get_tenant_object(Reward, id)
+        data = self.parse_body(s.RewardPaySerializer).validated_data
+        services.reward_mark_paid(
+            organization=self.organization, reward_id=reward.id, user=request.user, note=data.get("note", "")
+        )
+        return Response(
+            s.RewardRowSerializer(selectors.reward(organization=self.organization, reward_id=reward.id)).data
+        )
 
 
 # --- a patient's advocate tokens ------------------------------------------------------------------------------------
