@@ -8,6 +8,13 @@ from django.db.models import F, Func, Q
 
 from apps.core.models import TenantModel
 
+# The marketing-consent wording a booking page shows beside its unticked checkbox (editable per page); the wording
+# shown is kept as the consent's evidence.
+DEFAULT_CONSENT_TEXT = (
+    "Yes, I would like to receive news and offers from the practice by e-mail and text message. "
+    "I can withdraw this at any time."
+)
+
 
 class TsTzRange(Func):
     function = "TSTZRANGE"
@@ -17,7 +24,8 @@ class TsTzRange(Func):
 class BookingPage(TenantModel):
     """What a practice offers online: treatments, locations and practitioners (empty = every active one), how soon
     (lead time) and how far ahead (horizon) a patient may book, the slot length, and how close to the appointment a
-    patient may still cancel or reschedule. Public behind `token` (rotating it retires the old one at once)."""
+    patient may still cancel or reschedule, and the marketing-consent wording beside the booking form's unticked
+    checkbox. Public behind `token` (rotating it retires the old one at once)."""
 
     name = models.CharField(max_length=200)
     token = models.CharField(max_length=64, unique=True)
@@ -29,6 +37,7 @@ class BookingPage(TenantModel):
     horizon_days = models.PositiveIntegerField(default=28)
     slot_minutes = models.PositiveIntegerField(default=30)
     change_notice_minutes = models.PositiveIntegerField(default=1440)
+    consent_text = models.TextField(default=DEFAULT_CONSENT_TEXT)
     archived_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -1,5 +1,6 @@
 """Reads of online booking: a page by its token, a booking by its management uid, and the slots a page offers."""
 
+import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
@@ -12,13 +13,24 @@ from apps.patients.public import Location, Practitioner
 from apps.tasks.public import practice_timezone
 
 MAX_TOKEN = 64
+# Page tokens, management uids and hold keys are URL-safe base64 (secrets.token_urlsafe): anything else (a NUL
+# included, which PostgreSQL text cannot hold) is unknown before any lookup.
+OPAQUE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def _opaque(value: str | None) -> bool:
+    return bool(value) and OPAQUE.fullmatch(value) is not None
+
+
+# A patient may cancel or move their booking online only while its appointment is one of these.
+CHANGEABLE_STATUSES = ("booked", "confirmed")
 # More than a 4-week horizon of 10 practitioners in 15-minute slots ever offers.
 MAX_SLOTS = 20_000
 
 
 def page_for_token(token: str) -> BookingPage | None:
     """The active booking page this token publishes, or None: unknown, rotated and archived look the same."""
-    if not token or len(token) > MAX_TOKEN:
+    if not _opaque(token):
         return None
     return (
         BookingPage.objects.unscoped()
@@ -30,7 +42,7 @@ def page_for_token(token: str) -> BookingPage | None:
 
 def booking_for_uid(uid: str) -> BookingHold | None:
     """The completed booking this management uid names, with its appointment, page and practice; or None."""
-    if not uid or len(uid) > MAX_TOKEN:
+    if not _opaque(uid):
         return None
     return (
         BookingHold.objects.unscoped()
@@ -38,6 +50,19 @@ def booking_for_uid(uid: str) -> BookingHold | None:
         .filter(uid=uid, status=HoldStatus.COMPLETED, appointment__isnull=False)
         .first()
     )
+
+
+def change_refusal(booking: BookingHold, now: datetime | None = None) -> dict | None:
+    """Why the patient may no longer cancel or move this booking online (the details of 409
+    BOOKING_CHANGE_NOT_ALLOWED), or None while they may: its appointment is booked or confirmed and starts more than
+    the page's change notice from now."""
+    appointment = booking.appointment
+    if appointment.status not in CHANGEABLE_STATUSES:
+        return {"status": appointment.status}
+    notice = timedelta(minutes=booking.page.change_notice_minutes)
+    if appointment.starts_at - (now or timezone.now()) < notice:
+        return {"changeNoticeMinutes": booking.page.change_notice_minutes}
+    return None
 
 
 def page_list(*, organization) -> list[BookingPage]:
@@ -168,4 +193,6 @@ def page_slots(
 
 def hold_for_key(page: BookingPage, key: str) -> BookingHold | None:
     """The page's hold with this opaque key (any status), or None."""
+    if not _opaque(key):
+        return None
     return BookingHold.objects.for_org(page.organization).filter(page=page, key=key).first()

@@ -1,5 +1,6 @@
 """Writes of online booking. Settings: booking pages and their token. Public: holds on a slot, completing a hold into
-an appointment (idempotent by the hold), and a patient's own cancel and reschedule by the management uid.
+an appointment (idempotent by the hold; with the marketing consent the patient ticked recorded as evidence), and a
+patient's own cancel and reschedule by the management uid.
 
 Races: two visitors holding one slot insert overlapping active holds; the holds' exclusion constraint lets exactly
 one commit, the other answers 409 BOOKING_SLOT_UNAVAILABLE. Completing books through the appointments service, whose
@@ -27,13 +28,21 @@ from apps.booking.errors import ChangeNotAllowed, HoldExpired, SlotUnavailable
 from apps.booking.models import BookingHold, BookingPage, HoldStatus
 from apps.core.errors import NotFound, ValidationFailed
 from apps.journeys.public import Journey, JourneyStatus, journey_create, treatment_ensure_builtin
-from apps.patients.public import Location, Practitioner, patient_create, patient_match
+from apps.patients.public import (
+    Location,
+    MarketingConsent,
+    Practitioner,
+    consent_record,
+    patient_create,
+    patient_match,
+)
 
 HOLD_MINUTES = 10
 NO_OVERLAP = "booking_holds_no_overlap"
 DEADLOCK_DETECTED = "40P01"
 SAVE_ATTEMPTS = 3
 SOURCE = "online_booking"
+CONSENT_SOURCE = "booking_page"
 
 
 def new_token() -> str:
@@ -42,7 +51,15 @@ def new_token() -> str:
 
 # --- settings ---------------------------------------------------------------------------------------------------------
 
-PAGE_FIELDS = ("name", "active", "lead_time_minutes", "horizon_days", "slot_minutes", "change_notice_minutes")
+PAGE_FIELDS = (
+    "name",
+    "active",
+    "lead_time_minutes",
+    "horizon_days",
+    "slot_minutes",
+    "change_notice_minutes",
+    "consent_text",
+)
 
 
 def _apply(page: BookingPage, data: dict[str, Any]) -> None:
@@ -185,8 +202,11 @@ def _journey_for(*, organization, patient, treatment) -> Journey:
 @transaction.atomic
 def hold_complete(*, page: BookingPage, key: str, data: dict[str, Any]) -> tuple[BookingHold, bool]:
     """Book the held slot: match the patient by e-mail or phone (or create them), open (or reuse) their journey on
-    the treatment, create the appointment. (booking, created): a completed hold answers its booking again."""
+    the treatment, create the appointment, and record the marketing consent the patient ticked (`marketing_consent`)
+    for the channels they gave. (booking, created): a completed hold answers its booking again (nothing recorded)."""
     organization = page.organization
+    if selectors.hold_for_key(page, key) is None:  # also refuses what no key looks like (a NUL) before locking
+        raise NotFound("No such hold.")
     hold = (
         BookingHold.objects.for_org(organization)
         .select_for_update(of=("self",))
@@ -230,6 +250,8 @@ def hold_complete(*, page: BookingPage, key: str, data: dict[str, Any]) -> tuple
         )
     except AppointmentConflict:
         raise SlotUnavailable() from None
+    if data.get("marketing_consent"):
+        _record_consent(page=page, patient=patient, appointment=appointment, data=data)
     hold.status = HoldStatus.COMPLETED
     hold.appointment = appointment
     hold.uid = new_token()
@@ -238,16 +260,34 @@ def hold_complete(*, page: BookingPage, key: str, data: dict[str, Any]) -> tuple
     return hold, True
 
 
+def _record_consent(*, page: BookingPage, patient, appointment, data: dict[str, Any]) -> None:
+    """Marketing consent granted for each channel the patient gave (e-mail, SMS for a phone), with the page's
+    wording shown beside the ticked checkbox as evidence."""
+    channels = [MarketingConsent.Channel.EMAIL] if data.get("email") else []
+    channels += [MarketingConsent.Channel.SMS] if data.get("phone") else []
+    evidence = (
+        f"Ticked on booking page {page.id} ({page.name}) when booking appointment {appointment.id} at "
+        f"{timezone.now().isoformat()}. Wording shown: {page.consent_text}"
+    )
+    for channel in channels:
+        consent_record(
+            organization=page.organization,
+            user=None,
+            patient=patient,
+            channel=channel,
+            status=MarketingConsent.State.GRANTED,
+            source=CONSENT_SOURCE,
+            evidence=evidence,
+        )
+
+
 # --- public: manage by uid --------------------------------------------------------------------------------------------
 
 
 def _ensure_changeable(booking: BookingHold) -> None:
-    appointment = booking.appointment
-    if appointment.status not in ("booked", "confirmed"):
-        raise ChangeNotAllowed(details={"status": appointment.status})
-    notice = timedelta(minutes=booking.page.change_notice_minutes)
-    if appointment.starts_at - timezone.now() < notice:
-        raise ChangeNotAllowed(details={"changeNoticeMinutes": booking.page.change_notice_minutes})
+    refusal = selectors.change_refusal(booking)
+    if refusal is not None:
+        raise ChangeNotAllowed(details=refusal)
 
 
 @transaction.atomic

@@ -63,10 +63,16 @@ class TenantRelatedField(serializers.Field):
         return str(value.pk if hasattr(value, "pk") else value)
 
 
+MIN_YEAR, MAX_YEAR = 1900, 2999
+
+
 class AwareDateTimeField(serializers.DateTimeField):
     """An ISO 8601 date-time that names its offset (Z or ±hh:mm): a wall-clock time alone is ambiguous."""
 
-    default_error_messages = {"naive": "must include a timezone offset (Z or ±hh:mm)"}
+    default_error_messages = {
+        "naive": "must include a timezone offset (Z or ±hh:mm)",
+        "out_of_range": f"must be between the years {MIN_YEAR} and {MAX_YEAR}",
+    }
 
     def to_internal_value(self, value):
         if isinstance(value, str):
@@ -78,7 +84,11 @@ class AwareDateTimeField(serializers.DateTimeField):
                 self.fail("naive")
         elif not isinstance(value, str):
             self.fail("invalid", format="ISO 8601 with an offset")
-        return super().to_internal_value(value)
+        parsed = super().to_internal_value(value)
+        # Years at the calendar's edges overflow when moved to another timezone (9999-12-31T23:30Z in UTC+1).
+        if not MIN_YEAR <= parsed.year <= MAX_YEAR:
+            self.fail("out_of_range")
+        return parsed
 
 
 class TextField(serializers.CharField):
@@ -120,3 +130,14 @@ def has_unstorable_text(value) -> bool:
         elif isinstance(node, list):
             stack.extend(node)
     return False
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """A JSON true or false: "yes", "true", 1 and null are refused (DRF's BooleanField takes them as booleans)."""
+
+    default_error_messages = {"invalid": "must be a JSON boolean (true or false)"}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data

@@ -358,3 +358,21 @@ def test_erasing_the_patient_retires_the_management_uid(api, page, practice, own
     assert_error(public().get(manage(uid)), 404, "NOT_FOUND")
     assert_error(post_json(public(), manage(uid, "cancel"), {}), 404, "NOT_FOUND")
     assert (str(practitioners[0].id), wire(slot(0))) in starts(availability(page["token"]))
+
+
+def test_nul_and_out_of_range_input_is_never_a_server_error(client, page):
+    """A NUL in a token, uid or hold key is the same 404 as any unknown one (PostgreSQL text cannot hold it), and a
+    date at the calendar's edge is 400 (moving it to the practice's timezone would overflow)."""
+    token = page["token"]
+    for path in ("/booking/%00/config", f"/booking/{token}%00/config", "/booking/manage/%00"):
+        assert client.get(path).status_code == 404, path
+    body = {"firstName": "Nul", "email": "nul@example.com"}
+    for path in ("/booking/manage/%00/cancel", f"/booking/{token}/holds/%00/complete"):
+        response = client.post(path, body if "complete" in path else {}, content_type="application/json")
+        assert response.status_code == 404, (path, response.content)
+    far = client.post(
+        f"/booking/{token}/holds",
+        {"practitionerId": "00000000-0000-0000-0000-000000000001", "startsAt": "9999-12-31T23:30:00Z"},
+        content_type="application/json",
+    )
+    assert far.status_code == 400 and far.json()["details"]["fields"]["startsAt"], far.content

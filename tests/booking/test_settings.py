@@ -17,6 +17,7 @@ FIELDS = {
     "horizonDays",
     "slotMinutes",
     "changeNoticeMinutes",
+    "consentText",
     "createdAt",
     "updatedAt",
 }

@@ -55,6 +55,14 @@ class PageWriteSerializer(StrictSerializer):
         required=False,
         help_text="How long before the appointment a patient may still cancel or reschedule online.",
     )
+    consent_text = TextField(
+        min_length=1,
+        max_length=2000,
+        required=False,
+        help_text="The marketing-consent wording beside the booking form's unticked checkbox; kept as the "
+        "consent's evidence when a patient ticks it. Default: a sentence asking for news and offers by e-mail and "
+        "text message.",
+    )
 
 
 class PagePatchSerializer(PageWriteSerializer):
@@ -76,6 +84,7 @@ class PageSerializer(serializers.Serializer):
     horizon_days = serializers.IntegerField()
     slot_minutes = serializers.IntegerField()
     change_notice_minutes = serializers.IntegerField()
+    consent_text = serializers.CharField(help_text="The marketing-consent wording the booking form shows.")
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
 
@@ -113,6 +122,10 @@ class PublicConfigSerializer(serializers.Serializer):
     slot_minutes = serializers.IntegerField()
     first_day = serializers.DateField()
     last_day = serializers.DateField()
+    consent_text = serializers.CharField(
+        help_text="The marketing-consent wording to show beside an unticked checkbox; ticked, complete it with "
+        "marketingConsent=true."
+    )
 
 
 class AvailabilityQuerySerializer(StrictSerializer):
@@ -162,6 +175,13 @@ class CompleteSerializer(StrictSerializer):
     email = serializers.EmailField(max_length=254, required=False, allow_blank=True)
     phone = TextField(max_length=40, required=False, allow_blank=True)
     notes = TextField(max_length=2000, required=False, allow_blank=True)
+    marketing_consent = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="The patient ticked the page's consent wording (consentText of the config): marketing consent is "
+        "recorded for the e-mail and/or SMS channel of the contact details given, with that wording as evidence. "
+        "Absent or false records nothing.",
+    )
 
     def validate_phone(self, value):
         if value and sum(ch.isdigit() for ch in value) < 6:

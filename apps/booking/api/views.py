@@ -9,7 +9,7 @@ cannot be stored (the database is unavailable) answers 503 BOOKING_NOT_STORED wi
 from datetime import datetime
 
 from django.conf import settings
-from django.db import DatabaseError, IntegrityError
+from django.db import DatabaseError, DataError, IntegrityError
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.negotiation import BaseContentNegotiation
@@ -80,7 +80,8 @@ class PageListView(PagesView):
         summary="Create a booking page (published at once behind a new token)",
         description="Permission settings:update. Empty treatment, location or practitioner lists offer every active "
         "one of the practice. Defaults: lead time 120 minutes, horizon 28 days, 30-minute slots, changes online "
-        "until 1440 minutes before the appointment.",
+        "until 1440 minutes before the appointment, and a marketing-consent wording (consentText) asking for news "
+        "and offers by e-mail and text message.",
         request=s.PageWriteSerializer,
         responses={201: s.PageSerializer},
     )
@@ -203,8 +204,8 @@ def _stored(write):
     """Run a public write; a database that cannot take it is 503 with Retry-After (nothing was kept)."""
     try:
         return write()
-    except IntegrityError:
-        raise
+    except (IntegrityError, DataError):
+        raise  # not an outage: a conflict, or a value the database refuses (validation's business, never "retry")
     except DatabaseError:
         raise NotStored() from None
 
@@ -216,7 +217,9 @@ class PublicConfigView(PublicBookingView):
         tags=PUBLIC_TAGS,
         operation_id="booking_public_config",
         summary="A booking page's configuration: practice, timezone, treatments, locations, practitioners, rules",
-        description="Public; the token is the boundary. Bucket: 120 burst, 4 per second per practice.",
+        description="Public; the token is the boundary. consentText is the marketing-consent wording to show "
+        "beside an unticked checkbox (see marketingConsent of the complete route). Bucket: 120 burst, 4 per second "
+        "per practice.",
         parameters=[TOKEN_PARAM],
         responses={200: s.PublicConfigSerializer},
         auth=[],
@@ -239,6 +242,7 @@ class PublicConfigView(PublicBookingView):
                     "slot_minutes": page.slot_minutes,
                     "first_day": first_day,
                     "last_day": last_day,
+                    "consent_text": page.consent_text,
                 }
             ).data
         )
@@ -325,9 +329,11 @@ class PublicCompleteView(PublicBookingView):
         summary="Complete a hold: the patient's details book the appointment",
         description="Public. Matches the practice's patient by e-mail or phone (or creates one), opens a journey on "
         "the treatment (or reuses the patient's open one), and books the appointment. Idempotent by the hold: "
-        "completing again answers 200 with the same booking. An expired hold is 409 BOOKING_HOLD_EXPIRED. The "
-        "answer's uid manages the booking. Body at most 256 KiB. Bucket: its own, 60 burst, 1 per second per "
-        "practice.",
+        "completing again answers 200 with the same booking (and records nothing more). An expired hold is 409 "
+        "BOOKING_HOLD_EXPIRED. marketingConsent=true (the patient ticked the page's consentText) records marketing "
+        "consent granted for e-mail and/or SMS, the contact details given, with source booking_page and the "
+        "wording as evidence; absent or false records none. The answer's uid manages the booking. Body at most "
+        "256 KiB. Bucket: its own, 60 burst, 1 per second per practice.",
         parameters=[TOKEN_PARAM, OpenApiParameter("hold_id", OpenApiTypes.STR, OpenApiParameter.PATH)],
         request=s.CompleteSerializer,
         responses={200: s.BookingSerializer, 201: s.BookingSerializer},
@@ -370,11 +376,16 @@ class PublicManageView(PublicManageBase):
         operation_id="booking_public_manage_read",
         summary="A booking by its management uid",
         description="Public; the uid is the boundary. Shares the page-config bucket of the practice. A browser "
-        "(Accept preferring text/html, as the confirmation page's link opens it) gets a page showing the booking.",
+        "(Accept preferring text/html, as the confirmation page's link opens it) gets a page showing the booking "
+        "and, while it may still be changed online, a link to its free times (GET /booking/manage/{uid}/page/"
+        "times) and a cancel form with a confirm checkbox (POST /booking/manage/{uid}/page/cancel); past the change "
+        "notice or cancelled, the page says so and offers no action.",
         parameters=[UID_PARAM],
         responses={
             (200, "application/json"): s.BookingSerializer,
-            (200, "text/html"): OpenApiResponse(OpenApiTypes.STR, description="The booking as a page, for browsers."),
+            (200, "text/html"): OpenApiResponse(
+                OpenApiTypes.STR, description="The booking as a page with its actions, for browsers."
+            ),
         },
         auth=[],
     )
