@@ -101,6 +101,7 @@ def connect_finish(*, claimed: ConnectState, code: str) -> PaymentAccount:
                 "connected_by_id": claimed.user_id,
                 "charges_enabled": False,
                 "payouts_enabled": False,
+                "provider_updated_at": 0,  # account.updated events are ordered afresh for this connection
             },
         )
     return account

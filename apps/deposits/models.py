@@ -10,6 +10,8 @@ from apps.core.models import TenantModel
 
 # ISO 4217 codes a deposit may be asked in (the payment platform's settlement currencies the practices use).
 CURRENCIES = ("gbp", "eur", "usd", "chf", "sek", "nok", "dkk", "pln", "czk", "huf", "ron", "aud", "cad", "nzd")
+# Currencies whose deposits are asked in whole units only (the platform still counts them in hundredths).
+WHOLE_UNIT_CURRENCIES = frozenset({"huf"})
 # 1,000,000.00 in the currency's minor unit: no dental deposit comes near it, and it stays far below the provider's
 # own cap (99,999,999 minor units).
 MAX_AMOUNT = 100_000_000
@@ -41,6 +43,9 @@ class DepositRequest(TenantModel):
     # The payment platform's ids (never in events or on the wire): the last checkout session and its payment.
     checkout_session_id = models.CharField(max_length=255, blank=True, default="")
     payment_intent_id = models.CharField(max_length=255, blank=True, default="")
+    # Further payments of an already-paid request (the patient paid twice): kept so their refunds still find the
+    # request, never counted as its payment (the first one is).
+    extra_payment_intent_ids = models.JSONField(default=list, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -75,6 +80,9 @@ class PaymentAccount(TenantModel):
     payouts_enabled = models.BooleanField(default=False)
     connected_at = models.DateTimeField()
     disconnected_at = models.DateTimeField(null=True, blank=True)
+    provider_updated_at = models.IntegerField(
+        default=0, help_text="The created time (Unix seconds) of the last account.updated event applied."
+    )
     connected_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )

@@ -9,9 +9,11 @@ from django.conf import settings
 from django.http import HttpResponse
 
 from apps.core.browser_pages import people_page
+from apps.deposits.models import WHOLE_UNIT_CURRENCIES
 
 BROWSER_PAGES = ("/l/",)  # where a browser's failure is a page (apps.core.browser_pages)
-ZERO_DECIMAL = frozenset({"huf"})  # shown without decimals (the platform still counts in hundredths for HUF)
+# Shown without decimals (the platform still counts in hundredths for HUF); their amounts are whole (services).
+ZERO_DECIMAL = WHOLE_UNIT_CURRENCIES
 SYMBOLS = {"gbp": "£", "eur": "€", "usd": "$", "chf": "CHF ", "aud": "A$", "cad": "C$", "nzd": "NZ$"}
 
 

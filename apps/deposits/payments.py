@@ -6,12 +6,19 @@ it carries, never by stepping a state machine:
 
 - checkout.session.completed / checkout.session.async_payment_succeeded with payment_status "paid", and
   payment_intent.succeeded: the request is paid (whatever it was before, unless already paid or refunded: the money
-  was taken, even for a request cancelled or expired meanwhile); the payment's id is kept.
+  was taken, even for a request cancelled or expired meanwhile); the payment's id is kept. A further payment of an
+  already-paid request (paid twice) never replaces it: it is logged (the request's id only) and kept in
+  extra_payment_intent_ids, so its refund still finds the request, and changes nothing on it.
 - charge.refunded: refunded_amount becomes the charge's cumulative amount_refunded (never lower than what is
   recorded, so an older event arriving late changes nothing); refunded when it covers the amount. A charge also
-  proves the payment, so a refund arriving before the payment's own event still marks the request paid first.
-- account.updated: the connected account's charges/payouts flags; account.application.deauthorized: the practice's
-  account is disconnected (checkouts stop until it connects again).
+  proves the payment (with the request's amount and currency, as a payment event must), so a refund arriving before
+  the payment's own event still marks the request paid first.
+- account.updated: the connected account's charges/payouts flags, unless older (the event's created time) than the
+  last one applied; account.application.deauthorized: the practice's account is disconnected (checkouts stop until it
+  connects again), unless it was created before the account's current connection.
+
+The events of one payment are applied one at a time (a transaction advisory lock on its payment intent id), so a
+refund and its payment's event committing at the same time always see each other.
 
 A payment event must come from the practice's own connected account (the event's `account`), and a checkout's or
 payment's amount and currency must be the request's: metadata alone is never trusted, since anyone with a connected
@@ -22,7 +29,8 @@ import logging
 import uuid
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from apps.deposits.models import (
@@ -88,8 +96,23 @@ def _timeline(deposit: DepositRequest, kind: str) -> None:
     )
 
 
-def _locked(organization_id, **lookup) -> DepositRequest | None:
-    return DepositRequest.objects.for_org(organization_id).select_for_update().filter(**lookup).first()
+def _locked(organization_id, *conditions, **lookup) -> DepositRequest | None:
+    return DepositRequest.objects.for_org(organization_id).select_for_update().filter(*conditions, **lookup).first()
+
+
+def _paid_with(organization_id, payment_intent: str) -> DepositRequest | None:
+    """The request this payment paid: its own payment, or a further one of an already-paid request."""
+    return _locked(
+        organization_id, Q(payment_intent_id=payment_intent) | Q(extra_payment_intent_ids__contains=[payment_intent])
+    )
+
+
+def _lock_payment(payment_intent: str) -> None:
+    """One event of a payment at a time, to the commit: a refund committing while its payment's event is still open
+    would otherwise be kept pending where that event cannot see it (and be lost)."""
+    if payment_intent:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", ["pi:" + payment_intent])
 
 
 def _deposit_from_metadata(organization_id, obj: dict) -> DepositRequest | None:
@@ -104,9 +127,12 @@ def _deposit_from_metadata(organization_id, obj: dict) -> DepositRequest | None:
 
 
 def _mark_paid(deposit: DepositRequest, *, payment_intent: str) -> None:
-    changed = []
-    if payment_intent and deposit.payment_intent_id != payment_intent:
+    if payment_intent and not deposit.payment_intent_id:
         deposit.payment_intent_id = payment_intent
+    elif payment_intent and payment_intent not in (deposit.payment_intent_id, *deposit.extra_payment_intent_ids):
+        # Paid twice: the first payment stays the request's; the further one is kept so its refund finds the request.
+        deposit.extra_payment_intent_ids = [*deposit.extra_payment_intent_ids, payment_intent]
+        logger.warning("deposit %s paid again by a further payment; the first one is kept", deposit.id)
     if deposit.status in (DepositStatus.PAID, DepositStatus.REFUNDED):
         deposit.save()
         return
@@ -151,9 +177,10 @@ def _apply_paid(organization_id, event_type: str, obj: dict) -> None:
         if obj.get("status") != "succeeded":
             return
         amount, payment_intent = _int(obj.get("amount_received")), _text(obj.get("id"))
+    _lock_payment(payment_intent)
     deposit = _deposit_from_metadata(organization_id, obj)
     if deposit is None and payment_intent:
-        deposit = _locked(organization_id, payment_intent_id=payment_intent)
+        deposit = _paid_with(organization_id, payment_intent)
     if deposit is None or not _amount_matches(deposit, amount, _text(obj.get("currency"))):
         return
     _mark_paid(deposit, payment_intent=payment_intent)
@@ -162,8 +189,18 @@ def _apply_paid(organization_id, event_type: str, obj: dict) -> None:
 
 
 def _apply_refund(organization_id, obj: dict, deposit: DepositRequest) -> None:
-    if obj.get("paid") is True or obj.get("status") == "succeeded":
-        _mark_paid(deposit, payment_intent=_text(obj.get("payment_intent")))
+    payment_intent = _text(obj.get("payment_intent"))
+    settled = deposit.status in (DepositStatus.PAID, DepositStatus.REFUNDED)
+    if settled and payment_intent and deposit.payment_intent_id and payment_intent != deposit.payment_intent_id:
+        _mark_paid(deposit, payment_intent=payment_intent)  # kept among the further payments
+        logger.info("refund of a further payment of deposit %s; the request's own payment stands", deposit.id)
+        return
+    if not settled:
+        # The charge proves the payment, but only for the request's amount and currency (as a payment event would).
+        proves = obj.get("paid") is True or obj.get("status") == "succeeded"
+        if not proves or not _amount_matches(deposit, _int(obj.get("amount")), _text(obj.get("currency"))):
+            return
+        _mark_paid(deposit, payment_intent=payment_intent)
     amount_refunded = _int(obj.get("amount_refunded"))
     if amount_refunded:
         _record_refund(deposit, amount_refunded)
@@ -185,12 +222,14 @@ def _apply_charge_refunded(organization_id, receipt: CallbackReceipt, obj: dict,
     if (obj.get("currency") or "") and not isinstance(obj.get("currency"), str):
         return
     payment_intent = _text(obj.get("payment_intent"))
-    deposit = _locked(organization_id, payment_intent_id=payment_intent) if payment_intent else None
+    _lock_payment(payment_intent)
+    deposit = _paid_with(organization_id, payment_intent) if payment_intent else None
     if deposit is None:
         deposit = _deposit_from_metadata(organization_id, obj)
     if deposit is None:
         if payment_intent:  # the payment's own event has not arrived yet: keep the charge's state for it
-            kept = {key: obj.get(key) for key in ("amount_refunded", "paid", "status", "payment_intent", "currency")}
+            keys = ("amount", "amount_refunded", "paid", "status", "payment_intent", "currency")
+            kept = {key: obj.get(key) for key in keys}
             receipt.pending_payment_intent = payment_intent
             receipt.pending_object = kept | {"_account": account_id}
             receipt.save(update_fields=["pending_payment_intent", "pending_object"])
@@ -200,18 +239,30 @@ def _apply_charge_refunded(organization_id, receipt: CallbackReceipt, obj: dict,
     _apply_refund(organization_id, obj, deposit)
 
 
-def _apply_account(event_type: str, account_id: str, obj: dict) -> None:
+def _created(event: dict) -> int:
+    at = event.get("created")
+    return at if isinstance(at, int) and not isinstance(at, bool) and 0 <= at < 2**31 else 0
+
+
+def _apply_account(event_type: str, account_id: str, obj: dict, *, created: int) -> None:
+    """In any order: an account.updated older (by the event's created time) than the one applied changes nothing,
+    and a deauthorization from before the account was (re)connected does not disconnect the new connection."""
     accounts = PaymentAccount.objects.unscoped().select_for_update().filter(account_id=account_id)
     now = timezone.now()
     for account in accounts:
         if event_type == "account.application.deauthorized":
+            if created < int(account.connected_at.timestamp()):
+                continue  # an earlier connection's deauthorization arriving late
             if account.status != AccountStatus.DISCONNECTED:
                 account.status, account.disconnected_at = AccountStatus.DISCONNECTED, now
                 account.save(update_fields=["status", "disconnected_at", "updated_at"])
         else:
+            if created < account.provider_updated_at:
+                continue  # an older state of the account than the one applied
             account.charges_enabled = obj.get("charges_enabled") is True
             account.payouts_enabled = obj.get("payouts_enabled") is True
-            account.save(update_fields=["charges_enabled", "payouts_enabled", "updated_at"])
+            account.provider_updated_at = created
+            account.save(update_fields=["charges_enabled", "payouts_enabled", "provider_updated_at", "updated_at"])
 
 
 @transaction.atomic
@@ -227,10 +278,10 @@ def receive(*, event: dict) -> bool:
     obj = data.get("object") if isinstance(data.get("object"), dict) else {}
     account_id = _text(event.get("account"))
     if event_type == "account.updated":
-        _apply_account(event_type, _text(obj.get("id")) or account_id, obj)
+        _apply_account(event_type, _text(obj.get("id")) or account_id, obj, created=_created(event))
         return True
     if event_type == "account.application.deauthorized":
-        _apply_account(event_type, account_id, obj)
+        _apply_account(event_type, account_id, obj, created=_created(event))
         return True
     if event_type not in HANDLED:
         return True

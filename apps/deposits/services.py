@@ -13,7 +13,13 @@ from django.utils import timezone
 from apps.core.errors import NotFound, ValidationFailed
 from apps.deposits import links, provider
 from apps.deposits.errors import DepositTransitionNotAllowed, PaymentsNotConnected
-from apps.deposits.models import AccountStatus, DepositRequest, DepositStatus, PaymentAccount
+from apps.deposits.models import (
+    WHOLE_UNIT_CURRENCIES,
+    AccountStatus,
+    DepositRequest,
+    DepositStatus,
+    PaymentAccount,
+)
 from apps.events.services import Actor, emit
 from apps.patients.public import PatientMerged
 
@@ -55,6 +61,14 @@ def _check_links(data: dict[str, Any], *, patient=None) -> None:
         raise ValidationFailed.for_field("journeyId", "is a journey of another patient than patientId")
 
 
+def _check_amount(deposit: DepositRequest) -> None:
+    """A currency paid in whole units only (HUF) takes whole amounts: the page shows no decimals for it."""
+    if deposit.currency in WHOLE_UNIT_CURRENCIES and deposit.amount % 100:
+        raise ValidationFailed.for_field(
+            "amount", f"must be a whole number of {deposit.currency.upper()} (a multiple of 100 minor units)"
+        )
+
+
 @transaction.atomic
 def deposit_create(*, organization, user, data: dict[str, Any]) -> DepositRequest:
     _check_links(data)
@@ -67,6 +81,7 @@ def deposit_create(*, organization, user, data: dict[str, Any]) -> DepositReques
         currency=data["currency"],
         reason=data["reason"],
     )
+    _check_amount(deposit)
     deposit.save(force_insert=True)
     _event(
         organization=organization, actor=_actor(user), deposit=deposit, type="deposit_request.created", action="created"
@@ -94,6 +109,7 @@ def deposit_update(*, organization, user, deposit_id, data: dict[str, Any]) -> D
     for field in EDITABLE:
         if field in data:
             setattr(deposit, field, data[field])
+    _check_amount(deposit)
     deposit.save()
     return deposit
 

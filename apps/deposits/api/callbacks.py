@@ -14,6 +14,7 @@ from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
 
 from apps.core.errors import UnsupportedMediaType, ValidationFailed
+from apps.core.fields import UNSTORABLE_PROBLEM, has_unstorable_text
 from apps.core.renderers import CamelCaseJSONRenderer
 from apps.core.views import BaseApiView
 from apps.deposits import billing, payments, signatures
@@ -42,8 +43,10 @@ def _event(raw: bytes) -> dict:
         raise ValidationFailed.for_field("body", "is not valid JSON") from None
     if not isinstance(event, dict):
         raise ValidationFailed.for_field("body", "must be a JSON object")
+    if has_unstorable_text(event):  # PostgreSQL would refuse it: a 503 the platform would retry for days
+        raise ValidationFailed.for_field("body", UNSTORABLE_PROBLEM)
     event_id, event_type = event.get("id"), event.get("type")
-    if not isinstance(event_id, str) or not event_id or len(event_id) > MAX_EVENT_ID or "\x00" in event_id:
+    if not isinstance(event_id, str) or not event_id or len(event_id) > MAX_EVENT_ID:
         raise ValidationFailed.for_field("id", f"must be the event id (1 to {MAX_EVENT_ID} characters)")
     if not isinstance(event_type, str) or not event_type or len(event_type) > 100:
         raise ValidationFailed.for_field("type", "must be the event type")
@@ -86,7 +89,8 @@ COMMON = (
     "with this endpoint's signing secret, of the timestamp, a full stop and the raw body; several v1 values may be "
     "sent (any one matching passes); the timestamp must be within 300 seconds. A missing, stale or wrong signature "
     "answers 400 CALLBACK_SIGNATURE_INVALID and changes nothing; bodies over 1 MiB answer 413 before they are read; "
-    "a body that is not an event object 400. Each event is applied once, by its id: a replay answers 200 with "
+    "a body that is not an event object, or whose strings carry NUL or unpaired surrogate characters, 400. "
+    "Each event is applied once, by its id: a replay answers 200 with "
     "duplicate true and changes nothing. An event that could not be stored answers 503 CALLBACK_NOT_STORED with "
     "Retry-After (the platform retries). Unknown event types are acknowledged and ignored. "
 )

@@ -3,7 +3,7 @@
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
-from apps.core.fields import TenantRelatedField, TextField
+from apps.core.fields import StrictBooleanField, TenantRelatedField, TextField
 from apps.core.serializers import OffsetQuerySerializer, StrictSerializer, offset_page_serializer
 from apps.journeys.public import Stage
 from apps.referrals.models import Referral, ReferralProgramme, ReferralStatus
@@ -38,7 +38,7 @@ ProgrammePageSerializer = offset_page_serializer(ProgrammeSerializer, "ReferralP
 
 class ProgrammeWriteSerializer(StrictSerializer):
     name = TextField(min_length=1, max_length=120)
-    active = serializers.BooleanField(required=False)
+    active = StrictBooleanField(required=False)
     reward_description = TextField(max_length=500, required=False, allow_blank=True)
     reward_amount = serializers.DecimalField(
         max_digits=10, decimal_places=2, min_value=0, required=False, allow_null=True
@@ -148,7 +148,7 @@ class RewardPaySerializer(StrictSerializer):
 
 class AdvocateIssueSerializer(StrictSerializer):
     programme_id = TenantRelatedField(ReferralProgramme, source="programme")
-    rotate = serializers.BooleanField(
+    rotate = StrictBooleanField(
         required=False, default=False, help_text="Issue new tokens; the previous ones stop at once."
     )
 
@@ -189,7 +189,7 @@ class SubmitSerializer(StrictSerializer):
     last_name = TextField(max_length=100, required=False, allow_blank=True)
     email = serializers.EmailField(max_length=254, required=False, allow_blank=True)
     phone = TextField(max_length=32, required=False, allow_blank=True)
-    marketing_consent = serializers.BooleanField(
+    marketing_consent = StrictBooleanField(
         required=False, default=False, help_text="The friend ticked the page's consent wording (consentText)."
     )
 
