@@ -1,4 +1,4 @@
-"""python -m bench [webhooks|mcp|crm|capture|throughput|writes|inbound|campaigns|booking] … — dispatch to a suite
+"""python -m bench [webhooks|mcp|crm|capture|throughput|writes|inbound|campaigns|booking|widget] … — dispatch to a suite
 (make bench BENCH_ARGS=…); no subcommand runs the patients area (bench.patients)."""
 
 import importlib
@@ -14,6 +14,7 @@ SUITES = {  # subcommand → the module whose main(argv) runs it
     "inbound": "bench.inbound.run",
     "campaigns": "bench.campaigns.run",
     "booking": "bench.booking.run",
+    "widget": "bench.widget.run",
 }
 
 

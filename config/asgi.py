@@ -8,8 +8,6 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
 django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
-from channels.sessions import SessionMiddlewareStack  # noqa: E402
 
 from apps.core.asgi import BodySizeGuard  # noqa: E402
 from config.websockets import websocket_urlpatterns  # noqa: E402
@@ -17,6 +15,6 @@ from config.websockets import websocket_urlpatterns  # noqa: E402
 application = ProtocolTypeRouter(
     {
         "http": BodySizeGuard(django_asgi_app),
-        "websocket": AllowedHostsOriginValidator(SessionMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": URLRouter(websocket_urlpatterns),
     }
 )

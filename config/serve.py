@@ -44,7 +44,7 @@ worker_processes 1;  # measured against auto on 2 cores: docs/serving.md
 pid {run}/nginx.pid;
 error_log stderr warn;
 events {{
-    worker_connections 1024;
+    worker_connections 4096;  # each proxied websocket holds two (client and daphne): 500 widget sockets need 1000+
 }}
 http {{
     client_body_temp_path {run}/tmp/body;

@@ -15,6 +15,9 @@ Stock daphne (Twisted's HTTP channel underneath) has three behaviours this servi
   log here keeps the path and drops the query.
 - The request line limit is raised to SVC_MAX_REQUEST_LINE_BYTES, so every query the OpenAPI schema documents
   (a 4000-character `filters` of any script, an export's `ids`) fits.
+- A websocket closed by the application lost its reason (daphne sends the code only), and the protocol's own codes
+  1003 and 1009 made autobahn raise (it lets an application send only 1000 and 3000-4999), which closed the socket
+  with 1011 instead: here the close frame carries the application's code and reason (the chat widget's refusals).
 """
 
 import json
@@ -24,6 +27,7 @@ from daphne import server as daphne_server
 from daphne.access import AccessLogGenerator
 from daphne.cli import CommandLineInterface
 from daphne.http_protocol import HTTPFactory, WebRequest
+from daphne.ws_protocol import WebSocketFactory, WebSocketProtocol
 from django.conf import settings
 from twisted.web import http
 
@@ -171,6 +175,31 @@ class EnvelopeHTTPFactory(HTTPFactory):
         return protocol
 
 
+# Close codes an endpoint may send (RFC 6455 7.4; 1004-1006 and 1015 are never sent), and the reason's limit in bytes.
+SENDABLE_CLOSE_CODES = {1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, *range(3000, 5000)}
+MAX_CLOSE_REASON_BYTES = 123
+
+
+class ReasonedWebSocketProtocol(WebSocketProtocol):
+    """daphne's websocket protocol, closing with the application's code and reason."""
+
+    def handle_reply(self, message):
+        if message.get("type") == "websocket.close" and self.state == self.STATE_OPEN:
+            code = message.get("code") or 1000
+            if code not in SENDABLE_CLOSE_CODES:
+                code = 1011
+            reason = (message.get("reason") or "").encode("utf-8")[:MAX_CLOSE_REASON_BYTES]
+            # A reason cut inside a character would not be UTF-8: drop the partial character.
+            reason = reason.decode("utf-8", "ignore").encode("utf-8")
+            self.sendCloseFrame(code=code, reasonUtf8=reason or None, isReply=False)
+            return
+        super().handle_reply(message)
+
+
+class ReasonedWebSocketFactory(WebSocketFactory):
+    protocol = ReasonedWebSocketProtocol
+
+
 class QuerylessAccessLog(AccessLogGenerator):
     """daphne's access log without query strings (no personal data in logs)."""
 
@@ -185,6 +214,7 @@ def main(argv: list[str] | None = None) -> None:
     # daphne builds its factory and access log from these module globals; the rest of its CLI and server is used
     # as shipped.
     daphne_server.HTTPFactory = EnvelopeHTTPFactory
+    daphne_server.WebSocketFactory = ReasonedWebSocketFactory
     daphne_cli.AccessLogGenerator = QuerylessAccessLog
     import sys
 

@@ -73,7 +73,8 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
         | _crud("conversation")
         | _crud("journey", "read", "create", "update")
         | _crud("deposit", "read", "create")
-        | {"treatment:read", "reputation:read", "campaign:read", "settings:read", "member:read", "dialer:use"}
+        | {"treatment:read", "reputation:read", "reputation:update", "campaign:read", "settings:read", "member:read"}
+        | {"dialer:use"}
         | {"inbox:work"}
         | _TEAMCHAT
     ),

@@ -68,7 +68,7 @@ CONSENT_CHANNEL = {
     Kind.TELEPHONY_MESSAGING: MarketingConsent.Channel.SMS,
     Kind.MESSAGING_APP: MarketingConsent.Channel.WHATSAPP,
     Kind.EMAIL: MarketingConsent.Channel.EMAIL,
-}
+}  # the widget has none: nothing marketing is sent through it
 # A contact's block covers every channel that reaches the same inbox of the patient's: an SMS STOP also stops
 # texts from a telephony number (both are SMS to the patient).
 BLOCK_CHANNEL = {
@@ -76,6 +76,7 @@ BLOCK_CHANNEL = {
     Kind.TELEPHONY_MESSAGING: Kind.SMS,
     Kind.MESSAGING_APP: Kind.MESSAGING_APP,
     Kind.EMAIL: Kind.EMAIL,
+    Kind.WIDGET: Kind.WIDGET,
 }
 MAX_PROCESS_ATTEMPTS = 5
 PROCESS_TOGETHER = 25  # items a drain processes in one transaction
@@ -397,9 +398,16 @@ def _enquiry(organization, connection: ChannelConnection, address: str) -> Patie
 
 def _store_message(organization, connection: ChannelConnection, inbound: InboundText, received_at) -> Message:
     # The sender's contact lock is held (inbound_process_many took it before any item).
-    now = received_at
     patients = _contact_patients(organization, inbound.sender)
     patient = patients[0] if patients else _enquiry(organization, connection, inbound.sender)
+    message = append_inbound(organization, connection, patient, inbound, received_at)
+    _keywords(organization, connection, inbound, patients or [patient], message)
+    return message
+
+
+def append_inbound(organization, connection: ChannelConnection, patient, inbound: InboundText, now) -> Message:
+    """Store a patient's message on their conversation of the connection (opened, or reopened), with its files, the
+    conversation and message events and the timeline entry. The caller holds the contact's lock."""
     conversation, created = (
         Conversation.objects.for_org(organization)
         .select_for_update()
@@ -475,7 +483,6 @@ def _store_message(organization, connection: ChannelConnection, inbound: Inbound
         kind="message",
         data={**subject, "messageId": str(message.id), "direction": message.direction},
     )
-    _keywords(organization, connection, inbound, patients or [patient], message)
     return message
 
 
@@ -667,3 +674,26 @@ def erase_inbound_of_patients(*, organization, patient_ids) -> None:
             row.save(update_fields=["items", "updated_at"])
         else:
             row.delete()
+
+
+# --- the chat widget (apps.widget): a visitor's message, already authenticated by its visitor token -----------------
+
+
+@transaction.atomic
+def widget_message_received(
+    *, organization, connection: ChannelConnection, patient, visitor_address: str, body: str, client_message_id: str
+) -> tuple[Message, bool]:
+    """A widget visitor's message on their thread (the conversation of their patient on the widget's connection).
+    Idempotent by the page's client message id: a retry answers the stored message, (message, False)."""
+    _lock_contacts([(organization.pk, f"widget:{visitor_address}")])
+    provider_id = f"widget:{client_message_id}" if client_message_id else ""
+    if provider_id:
+        stored = (
+            Message.objects.for_org(organization)
+            .filter(provider_message_id=provider_id, conversation__connection=connection)
+            .first()
+        )
+        if stored is not None:
+            return stored, False
+    inbound = InboundText(provider_id, visitor_address, connection.address, body)
+    return append_inbound(organization, connection, patient, inbound, timezone.now()), True

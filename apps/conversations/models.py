@@ -18,6 +18,12 @@ class Kind(models.TextChoices):
     SMS = "sms"  # an SMS provider number
     EMAIL = "email"  # a sending domain's inbound address
     TELEPHONY_MESSAGING = "telephony_messaging"  # a texting-enabled telephony number
+    WIDGET = "widget"  # the practice's website chat widget (apps.widget): the address is the widget's embed key
+
+
+# The kinds a practice connects through /channel-connections; a widget's connection is made by apps.widget.
+PROVIDER_KINDS = (Kind.MESSAGING_APP, Kind.SMS, Kind.EMAIL, Kind.TELEPHONY_MESSAGING)
+PROVIDER_KIND_CHOICES = [(kind.value, kind.label) for kind in PROVIDER_KINDS]
 
 
 class Status(models.TextChoices):

@@ -64,7 +64,13 @@ SWEEP_GRACE_SECONDS = 60  # a queued message's own send task has this long befor
 CARE_WINDOW = timedelta(hours=24)  # WhatsApp: free-form text only this long after the patient last wrote
 SENDING_STATUSES = (Status.PENDING, Status.ACTIVE, Status.FAILING)
 # Longest body each channel takes (Twilio's and Telnyx's 1,600 characters, WhatsApp's 4,096; e-mail is generous).
-BODY_LIMITS = {Kind.SMS: 1600, Kind.TELEPHONY_MESSAGING: 1600, Kind.MESSAGING_APP: 4096, Kind.EMAIL: 100_000}
+BODY_LIMITS = {
+    Kind.SMS: 1600,
+    Kind.TELEPHONY_MESSAGING: 1600,
+    Kind.MESSAGING_APP: 4096,
+    Kind.EMAIL: 100_000,
+    Kind.WIDGET: 4096,
+}
 MAX_HTML = 500_000
 
 # Why a message was not queued, or failed before any provider saw it.
@@ -125,6 +131,8 @@ def patient_address(kind: str, patient: Patient, region: str | None) -> str:
     """The patient's address on a channel: an E.164 mobile number or a lower-cased e-mail address; "" when none."""
     if kind == Kind.EMAIL:
         return (patient.email or "").strip().lower()
+    if kind == Kind.WIDGET:
+        return ""  # a widget visitor is reached only in reply, on their thread (the conversation's address)
     raw = (patient.phone_mobile or "").strip()
     if not raw:
         return ""
@@ -257,8 +265,9 @@ def queue_messages(
             addresses[patient_id] = conversation.contact_address if replying else patient_address(kind, patient, region)
         block_channel = BLOCK_CHANNEL[kind]
         blocks = _blocks([organization.pk], {(block_channel, a) for a in addresses.values() if a})
-        consent_channel = CONSENT_CHANNEL[kind]
-        refusals = _marketing_refusals(set(patients), {consent_channel}) if purpose == Purpose.MARKETING else {}
+        consent_channel = CONSENT_CHANNEL.get(kind)
+        marketing = purpose == Purpose.MARKETING
+        refusals = _marketing_refusals(set(patients), {consent_channel}) if marketing and consent_channel else {}
         now = timezone.now()
 
         results: list[QueueResult] = []
@@ -277,6 +286,8 @@ def queue_messages(
                 reason = NO_ADDRESS
             elif (organization.pk, block_channel, address) in blocks:
                 reason = _block_reason(blocks[(organization.pk, block_channel, address)])
+            elif marketing and consent_channel is None:
+                reason = NO_CONSENT  # a channel without marketing consent (the widget) carries no marketing
             elif (message.patient_id, consent_channel) in refusals:
                 reason = refusals[(message.patient_id, consent_channel)]
             elif kind == Kind.MESSAGING_APP and not message.template:
@@ -682,7 +693,8 @@ def _try(message: Message, rules: _Rules, sender, credentials: dict) -> Outcome:
         if failed.retryable and message.attempts < MAX_SEND_ATTEMPTS:
             return Outcome(message, retry_at=now + _backoff(message.attempts, failed.retry_after), error=failed.code)
         return Outcome(message, failure=failed.code, credentials_refused=failed.credentials_refused)
-    return Outcome(message, provider_message_id=provider_id, request=request, sandbox=sender.sandbox)
+    sandbox = sender.sandbox and message.channel != Kind.WIDGET  # the widget is delivered for real in both
+    return Outcome(message, provider_message_id=provider_id, request=request, sandbox=sandbox)
 
 
 def _record(outcomes: list[Outcome], lease: datetime) -> None:

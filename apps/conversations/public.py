@@ -3,11 +3,14 @@
 What other areas use: queueing outbound messages through the send pipeline (`queue_messages` with
 `OutboundMessage`, one result per message: queued or skipped with a reason), checking one message first
 (`validate_outbound`, `BODY_LIMITS`, `MAX_HTML`), a sample to a member's own address (`send_test_message`),
+the chat widget's part (its connection, a visitor's message received, the
+delivery of replies to visitors: `widget_channel_create`, `widget_message_received`, `on_widget_message`),
 withdrawing queued messages (`withdraw_queued`: a cancelled campaign's), the models they point at and query (a
 campaign recipient keeps its Message; audiences leave out blocked contacts), the channel kinds and the rules'
 channel maps, the conversation and message readers for one practice, and a patient's address on a channel.
 """
 
+from apps.conversations.inbound import widget_message_received
 from apps.conversations.models import (
     ChannelConnection,
     ContactBlock,
@@ -42,7 +45,8 @@ from apps.conversations.outbound import (
     withdraw_queued,
 )
 from apps.conversations.selectors import connections_of, conversation_get, messages_of
-from apps.conversations.services import on_template_status
+from apps.conversations.senders import Envelope, on_widget_message
+from apps.conversations.services import on_template_status, widget_channel_create, widget_channel_sync
 
 __all__ = [
     "ADDRESS_SUPPRESSED",
@@ -61,6 +65,7 @@ __all__ = [
     "ChannelConnection",
     "ContactBlock",
     "Conversation",
+    "Envelope",
     "Kind",
     "Message",
     "MessagingSettings",
@@ -71,11 +76,15 @@ __all__ = [
     "conversation_get",
     "messages_of",
     "on_template_status",
+    "on_widget_message",
     "patient_address",
     "practice_region",
     "queue_messages",
     "quiet_hours_end",
     "send_test_message",
     "validate_outbound",
+    "widget_channel_create",
+    "widget_channel_sync",
+    "widget_message_received",
     "withdraw_queued",
 ]

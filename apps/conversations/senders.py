@@ -229,6 +229,22 @@ PROVIDER_NAMES = {
 }
 
 
+# The chat widget is our own channel: "sending" hands the message to the widget app (registered in its ready()),
+# which pushes it to the visitor's open sockets; a visitor with none reads it on their next poll.
+WIDGET_DELIVERY: list = []
+
+
+def on_widget_message(deliver) -> None:
+    """Register deliver(envelope): push an outbound widget message to its visitor (never raises)."""
+    WIDGET_DELIVERY.append(deliver)
+
+
+def deliver_to_widget(envelope: Envelope) -> tuple[str, ProviderRequest]:
+    for deliver in WIDGET_DELIVERY:
+        deliver(envelope)
+    return f"widget-{envelope.message_id}", ProviderRequest("PUSH", f"widget://{envelope.from_address}")
+
+
 def _retry_after(response: httpx.Response) -> int | None:
     try:
         return max(1, min(3600, int(response.headers.get("Retry-After", ""))))
@@ -248,6 +264,8 @@ class ProviderTransport:
         self.client.close()
 
     def send(self, envelope: Envelope, credentials: dict) -> tuple[str, ProviderRequest]:
+        if envelope.kind == Kind.WIDGET:
+            return deliver_to_widget(envelope)
         adapter = ADAPTERS[envelope.kind]
         request = adapter.request(envelope, credentials)
         try:
@@ -284,6 +302,8 @@ class SandboxTransport:
         pass
 
     def send(self, envelope: Envelope, credentials: dict) -> tuple[str, ProviderRequest]:
+        if envelope.kind == Kind.WIDGET:
+            return deliver_to_widget(envelope)  # not a provider: delivered for real in the sandbox too
         request = ADAPTERS[envelope.kind].request(envelope, credentials) if _configured(envelope.kind) else None
         request = request or ProviderRequest("POST", f"sandbox://{PROVIDER_NAMES[envelope.kind]}", json={})
         return f"sandbox-{base64.b32encode(envelope.message_id.bytes).decode().rstrip('=').lower()}", request

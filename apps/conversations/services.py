@@ -15,6 +15,7 @@ from apps.conversations.models import (
     ChannelConnection,
     Conversation,
     EmailEventReceipt,
+    Health,
     Kind,
     Message,
     ReadMark,
@@ -338,3 +339,30 @@ def template_statuses_received(statuses) -> int:
                 )
             handed += 1
     return handed
+
+
+# --- the chat widget's connection (made and kept by apps.widget) ---------------------------------------------------
+
+
+@transaction.atomic
+def widget_channel_create(*, organization, name: str, embed_key: str) -> ChannelConnection:
+    """The connection a chat widget's conversations belong to: no provider, no credentials, active at once."""
+    connection = ChannelConnection(
+        organization=organization,
+        kind=Kind.WIDGET,
+        name=name,
+        address=embed_key,
+        routing_token=new_routing_token(),
+        status=Status.ACTIVE,
+        health=Health.HEALTHY,
+    )
+    _store_credentials(connection, {})
+    return _save(connection)
+
+
+def widget_channel_sync(connection: ChannelConnection, *, name: str, active: bool, embed_key: str) -> None:
+    """Keep the widget's connection in step with the widget: its name, its key and whether it receives."""
+    connection.name, connection.address = name, embed_key
+    connection.status = Status.ACTIVE if active else Status.DISCONNECTED
+    connection.disconnected_at = None if active else (connection.disconnected_at or timezone.now())
+    _save(connection)

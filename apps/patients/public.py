@@ -26,6 +26,7 @@ from apps.patients.renderers import LIST_COLUMNS, PatientListItemSerializer, pat
 from apps.patients.selectors import PatientQuery, patient_filtered, patient_match
 from apps.patients.services import (
     consent_record,
+    lead_source_named,
     patient_create,
     patient_update,
     timeline_record,
@@ -50,6 +51,7 @@ __all__ = [
     "Status",
     "consent_record",
     "digits_of",
+    "lead_source_named",
     "on_erase",
     "on_merge",
     "patient_create",

@@ -20,7 +20,7 @@ from apps.patients.errors import (
     SavedViewNameTaken,
     TagNameTaken,
 )
-from apps.patients.models import Activity, MarketingConsent, Patient, PatientTag, SavedView, Status, Tag
+from apps.patients.models import Activity, LeadSource, MarketingConsent, Patient, PatientTag, SavedView, Status, Tag
 
 MIN_CONTACT_ATTEMPTS_BEFORE_SILENT_ARCHIVE = 5
 
@@ -615,3 +615,11 @@ def saved_view_delete(*, organization, view: SavedView) -> None:
     deleted, _ = SavedView.objects.for_org(organization).filter(id=view.id).delete()
     if not deleted:
         raise NotFound()
+
+
+def lead_source_named(organization, name: str) -> LeadSource:
+    """The practice's active lead source of this name (any case), made when it has none: the source a public surface
+    (referral page, chat widget) files its new leads under. Callers serialise concurrent first uses themselves."""
+    sources = LeadSource.objects.for_org(organization).filter(archived_at__isnull=True)
+    found = sources.filter(name__iexact=name).order_by("created_at").first()
+    return found or LeadSource.objects.create(organization=organization, name=name)

@@ -10,11 +10,11 @@ from apps.core.errors import ApiError, ValidationFailed
 from apps.core.writes import assign_fields
 from apps.journeys.public import journey_create
 from apps.patients.public import (
-    LeadSource,
     MarketingConsent,
     Patient,
     PatientMerged,
     consent_record,
+    lead_source_named,
     patient_create,
     patient_match,
 )
@@ -114,12 +114,6 @@ def initials_of(first_name: str, last_name: str) -> str:
     return "".join(part.strip()[:1].upper() for part in (first_name, last_name) if part and part.strip())
 
 
-def _lead_source(organization) -> LeadSource:
-    sources = LeadSource.objects.for_org(organization).filter(archived_at__isnull=True)
-    found = sources.filter(name__iexact=LEAD_SOURCE_NAME).order_by("created_at").first()
-    return found or LeadSource.objects.create(organization=organization, name=LEAD_SOURCE_NAME)
-
-
 def _lock_submissions(organization) -> None:
     """One submission of the practice at a time, to the commit: two identical friends posted at the same instant
     must not both pass the known-patient check (nor both create the Referral lead source)."""
@@ -159,7 +153,7 @@ def referral_submit(*, advocate: Advocate, data: dict) -> Referral:
             "email": email,
             "phone_mobile": phone,
             "status": PatientStatus.LEAD,
-            "lead_source_id": _lead_source(organization),
+            "lead_source_id": lead_source_named(organization, LEAD_SOURCE_NAME),
             "referred_by_patient_id": advocate.patient,
         },
     )

@@ -108,6 +108,8 @@ INSTALLED_APPS = [
     "apps.deposits",
     "apps.booking",
     "apps.referrals",
+    "apps.reputation",
+    "apps.widget",
     "oauth2_provider",
     "apps.oauth",
     "apps.mcp",
@@ -321,6 +323,8 @@ SPECTACULAR_SETTINGS = {
         "AppointmentSettableStatusEnum": "apps.appointments.api.serializers.SETTABLE_STATUSES",
         "ContactMethodEnum": "apps.patients.models.ContactMethod",
         "ConsentChannelEnum": "apps.patients.models.MarketingConsent.Channel",
+        "ChannelKindEnum": "apps.conversations.models.Kind",
+        "ProviderChannelKindEnum": "apps.conversations.models.PROVIDER_KIND_CHOICES",
         "ConsentStatusEnum": "apps.patients.models.MarketingConsent.State",
         "CaptureFormStatusEnum": "apps.capture.models.CaptureForm.Status",
         "CaptureFormKindEnum": "apps.capture.models.CaptureForm.Kind",
@@ -466,6 +470,9 @@ SVC_AI_ASSIST_TIMEOUT = float(env("SVC_AI_ASSIST_TIMEOUT", "30") or 30)  # secon
 # signing secrets of the connect callback (/webhooks/payments-connect) and of the billing callback
 # (/auth/payments-billing/webhook), and how long a patient link is valid. "sandbox" calls no provider (make run, tests).
 SVC_PAYMENTS_TRANSPORT = env("SVC_PAYMENTS_TRANSPORT", "provider") or "provider"
+# Review platform (apps.reputation.provider): Business Profile API v4; "sandbox" contacts nothing.
+SVC_REPUTATION_TRANSPORT = env("SVC_REPUTATION_TRANSPORT", "provider") or "provider"
+SVC_REPUTATION_API_URL = (env("SVC_REPUTATION_API_URL", "https://mybusiness.googleapis.com") or "").rstrip("/")
 SVC_PAYMENTS_API_URL = (env("SVC_PAYMENTS_API_URL", "https://api.stripe.com") or "https://api.stripe.com").rstrip("/")
 SVC_PAYMENTS_SECRET_KEY = env("SVC_PAYMENTS_SECRET_KEY", "") or ""
 SVC_PAYMENTS_CLIENT_ID = env("SVC_PAYMENTS_CLIENT_ID", "") or ""
@@ -506,6 +513,7 @@ CELERY_BEAT_SCHEDULE = {
     "notifications-task-due": {"task": "apps.notifications.tasks.notify_due_tasks", "schedule": 60.0},
     "notifications-purge": {"task": "apps.notifications.tasks.purge_old", "schedule": 3600.0},
     "referrals-sweep": {"task": "apps.referrals.tasks.sweep", "schedule": 600.0},
+    "reputation-sync": {"task": "apps.reputation.tasks.sync_all", "schedule": 900.0},
 }
 
 CHANNEL_LAYERS = {
@@ -534,10 +542,18 @@ SVC_SITE_DISCOVERY_BUCKET = (30, 0.5)  # POST /site/{siteKey}/forms per site
 SVC_REFERRAL_CONFIG_BUCKET = (120, 4.0)  # GET /referral/{token} per practice
 SVC_REFERRAL_SUBMIT_BUCKET = (60, 1.0)  # POST /referral/{token}/submit per practice
 SVC_REFERRAL_STATUS_BUCKET = (120, 2.0)  # GET /referral/{token}/status per practice
+SVC_REPUTATION_READ_BUCKET = (120, 4.0)  # GET /r/{token} per practice (no spec row: like the config buckets)
+SVC_REPUTATION_WRITE_BUCKET = (60, 1.0)  # POST /r/{token}/… per practice (like the submit buckets)
 SVC_BOOKING_CONFIG_BUCKET = (120, 4.0)  # GET /booking/{token}/config (and manage reads) per practice
 SVC_BOOKING_AVAILABILITY_BUCKET = (120, 2.0)  # GET /booking/{token}/availability per practice
 SVC_BOOKING_HOLD_BUCKET = (60, 1.0)  # POST /booking/{token}/holds (and manage writes) per practice
 SVC_BOOKING_COMPLETE_BUCKET = (60, 1.0)  # POST /booking/{token}/holds/{holdId}/complete per practice, own bucket
+SVC_WIDGET_CONFIG_BUCKET = (120, 4.0)  # GET /widget/{embedKey}/config per widget connection
+SVC_WIDGET_READ_BUCKET = (600, 10.0)  # thread reads per widget connection
+SVC_WIDGET_SEND_BUCKET = (300, 5.0)  # visitor start, thread open, send message per widget connection
+SVC_WIDGET_HANDSHAKE_BUCKET = (600, 10.0)  # /widget/{embedKey}/ws handshakes per widget connection
+SVC_WIDGET_FRAME_BUCKET = (120, 1.0)  # frames from the visitor per open socket (kept in the socket's process)
+SVC_WIDGET_FRAME_BYTES = 16 * 1024  # a larger frame closes the socket (1009)
 SVC_PUBLIC_SCREEN_RATE = "300/m"  # public surfaces (capture, site, form page) per client address
 RATELIMIT_USE_CACHE = "default"
 RATELIMIT_FAIL_OPEN = False

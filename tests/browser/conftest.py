@@ -9,7 +9,7 @@ import pytest
 from django.db import connections
 from playwright.sync_api import sync_playwright
 
-from tests.e2e.conftest import worker_env  # noqa: F401
+from tests.e2e.conftest import start_worker, worker_env  # noqa: F401
 from tests.live import start_server, web_server  # noqa: F401
 
 CHROMIUM = Path(os.environ.get("SVC_TEST_CHROMIUM", "/usr/bin/chromium"))

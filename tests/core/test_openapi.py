@@ -128,7 +128,17 @@ def test_public_routes_need_no_credential_and_others_do(schema):
     }
     # Public capture surfaces: the routing token, site key or hosted-form token in the path is the boundary.
     # Provider callbacks (/webhooks/*) are verified with the provider's own signature over the body.
-    public_prefixes = ("/capture/", "/site/", "/form-page/", "/webhooks/", "/referral/", "/l/", "/booking/")
+    public_prefixes = (
+        "/capture/",
+        "/site/",
+        "/form-page/",
+        "/webhooks/",
+        "/referral/",
+        "/l/",
+        "/booking/",
+        "/widget/",
+        "/r/",
+    )
     for path, operations in schema["paths"].items():
         for method, operation in operations.items():
             security = operation.get("security")

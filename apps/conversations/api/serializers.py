@@ -6,7 +6,7 @@ import re
 
 from rest_framework import serializers
 
-from apps.conversations.models import ChannelConnection, Kind, Status
+from apps.conversations.models import PROVIDER_KIND_CHOICES, ChannelConnection, Kind, Status
 from apps.conversations.services import CREDENTIALS
 from apps.core.fields import ClockTimeField
 from apps.core.naming import to_camel
@@ -112,7 +112,10 @@ class ChannelConnectionSerializer(serializers.Serializer):
 
 
 class ChannelConnectionCreateSerializer(StrictSerializer):
-    kind = serializers.ChoiceField(choices=Kind.choices)
+    kind = serializers.ChoiceField(
+        choices=PROVIDER_KIND_CHOICES,
+        help_text="A chat widget's connection is made with the widget (POST /widget-connections), not here.",
+    )
     name = serializers.CharField(min_length=1, max_length=120)
     address = serializers.CharField(
         max_length=254,
@@ -179,7 +182,7 @@ class ChannelConnectionListSerializer(serializers.Serializer):
 
 
 class ChannelConnectionListQuerySerializer(StrictSerializer):
-    kind = serializers.ChoiceField(choices=Kind.choices, required=False)
+    kind = serializers.ChoiceField(choices=PROVIDER_KIND_CHOICES, required=False)
     status = serializers.ChoiceField(choices=Status.choices, required=False)
 
 

@@ -6,7 +6,7 @@ from rest_framework.response import Response
 
 from apps.conversations import selectors, services
 from apps.conversations.api import serializers as s
-from apps.conversations.models import ChannelConnection
+from apps.conversations.models import PROVIDER_KINDS, ChannelConnection
 from apps.core.errors import ValidationFailed
 from apps.core.views import BaseApiView
 
@@ -18,7 +18,9 @@ class ConnectionView(BaseApiView):
     error_statuses = ("409",)
 
     def connection(self, id) -> ChannelConnection:
-        return self.get_tenant_object(ChannelConnection, id)
+        """A provider connection; a chat widget's is managed through its widget (here it is 404)."""
+        queryset = ChannelConnection.objects.for_org(self.organization).filter(kind__in=PROVIDER_KINDS)
+        return self.get_tenant_object(ChannelConnection, id, queryset=queryset)
 
     def render(self, connection: ChannelConnection, status: int = 200) -> Response:
         return Response(s.ChannelConnectionSerializer(connection, context={"request": self.request}).data, status)
@@ -41,6 +43,7 @@ class ConnectionListView(ConnectionView):
         connections = selectors.connections_of(
             organization=self.organization, kind=query.get("kind"), status=query.get("status")
         )
+        connections = [connection for connection in connections if connection.kind in PROVIDER_KINDS]
         items = s.ChannelConnectionSerializer(connections, many=True, context={"request": request}).data
         return Response({"items": items})
 

@@ -1,0 +1,167 @@
+"""Writes of the chat widget: widget connections (settings), visitors, their threads and messages (public)."""
+
+from dataclasses import dataclass
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from apps.conversations.public import (
+    Conversation,
+    Message,
+    widget_channel_create,
+    widget_channel_sync,
+    widget_message_received,
+)
+from apps.core.errors import ApiError
+from apps.core.writes import assign_fields
+from apps.patients.public import Patient, lead_source_named, patient_create, patient_match
+from apps.patients.public import Status as PatientStatus
+from apps.today.public import push_to_users
+from apps.widget import live, tokens
+from apps.widget.models import Visitor, WidgetConnection
+
+LEAD_SOURCE_NAME = "Chat widget"
+WIDGET_FIELDS = ("name", "allowed_origins", "greeting", "away_message", "office_hours", "active")
+
+
+class ThreadNotOpen(ApiError):
+    status_code = 409
+    code = "WIDGET_THREAD_NOT_OPEN"
+    message = "Open the thread first (POST /widget/{embedKey}/thread with a name and an e-mail or phone)."
+
+
+# --- settings -------------------------------------------------------------------------------------------------------
+
+
+def _sync_channel(widget: WidgetConnection) -> None:
+    widget_channel_sync(widget.channel, name=widget.name, active=widget.active, embed_key=widget.embed_key)
+
+
+@transaction.atomic
+def widget_create(*, organization, data: dict) -> WidgetConnection:
+    embed_key = tokens.new_embed_key()
+    channel = widget_channel_create(organization=organization, name=data["name"], embed_key=embed_key)
+    widget = WidgetConnection(organization=organization, embed_key=embed_key, channel=channel)
+    assign_fields(widget, data, fields=WIDGET_FIELDS)
+    widget.save()
+    if not widget.active:
+        _sync_channel(widget)
+    return widget
+
+
+@transaction.atomic
+def widget_update(*, organization, widget: WidgetConnection, data: dict, rotate_key: bool = False) -> WidgetConnection:
+    """Any subset of the settings; rotate_key issues a new embed key (the old one answers 404 at once: the practice
+    pastes the new snippet). Visitors and threads stay."""
+    widget = WidgetConnection.objects.for_org(organization).select_for_update().get(id=widget.id)
+    changed = assign_fields(widget, data, fields=WIDGET_FIELDS)
+    if rotate_key:
+        widget.embed_key, changed = tokens.new_embed_key(), True
+    if changed:
+        widget.save()
+        _sync_channel(widget)
+        if rotate_key or not widget.active:
+            live.close_sockets_after_commit(widget.id)
+    return widget
+
+
+# --- visitors and threads (public) --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Started:
+    visitor: Visitor
+    token: str
+
+
+def visitor_start(*, widget: WidgetConnection) -> Started:
+    token = tokens.new_visitor_token()
+    visitor = Visitor.objects.create(
+        organization_id=widget.organization_id,
+        widget=widget,
+        token_hash=tokens.digest(token),
+        last_seen_at=timezone.now(),
+    )
+    return Started(visitor, token)
+
+
+def _lock_practice_matching(organization) -> None:
+    """One thread opening of the practice at a time, to the commit: two visitors giving the same new e-mail at the
+    same instant must make one enquiry, not two (the same lock key as the other public surfaces' matching)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"widget:{organization.pk}"])
+
+
+@transaction.atomic
+def thread_open(*, widget: WidgetConnection, visitor: Visitor, data: dict) -> tuple[Visitor, bool]:
+    """File the visitor's thread under a patient: the practice's patient with this e-mail or phone, else a new
+    enquiry (lead source "Chat widget"). Opening again answers the open thread unchanged: (visitor, False)."""
+    visitor = Visitor.objects.for_org(widget.organization_id).select_for_update().get(id=visitor.id)
+    if visitor.patient_id is not None:
+        return visitor, False
+    organization = widget.organization
+    email, phone = data.get("email") or "", data.get("phone") or ""
+    _lock_practice_matching(organization)
+    patient = patient_match(organization=organization, email=email or None, phone=phone or None)
+    if patient is None:
+        first, _, last = data["name"].strip().partition(" ")
+        patient = patient_create(
+            organization=organization,
+            user=None,
+            data={
+                "first_name": first,
+                "last_name": last.strip(),
+                "email": email or None,
+                "phone_mobile": phone or None,
+                "status": PatientStatus.ENQUIRY,
+                "lead_source_id": lead_source_named(organization, LEAD_SOURCE_NAME),
+            },
+        )
+        visitor.made_patient = True
+    visitor.name, visitor.email, visitor.phone, visitor.patient = data["name"], email, phone, patient
+    visitor.last_seen_at = timezone.now()
+    visitor.save()
+    return visitor, True
+
+
+def message_send(
+    *, widget: WidgetConnection, visitor: Visitor, body: str, client_message_id: str
+) -> tuple[Message, bool]:
+    """The visitor's message into the inbox (inbound on the widget's connection). Idempotent by client message id."""
+    if visitor.patient_id is None:
+        raise ThreadNotOpen()
+    patient = Patient.objects.for_org(widget.organization_id).get(id=visitor.patient_id)
+    # One visitor's messages are stored one at a time (the contact's advisory lock): a retry finds the first.
+    message, created = widget_message_received(
+        organization=widget.organization,
+        connection=widget.channel,
+        patient=patient,
+        visitor_address=str(visitor.id),
+        body=body,
+        client_message_id=f"{visitor.id}:{client_message_id}",
+    )
+    Visitor.objects.for_org(widget.organization_id).filter(id=visitor.id).update(last_seen_at=timezone.now())
+    return message, created
+
+
+def practice_typing(*, visitor_id) -> None:
+    live.push_after_commit(visitor_id, {"type": "typing", "from": "practice"})
+
+
+def visitor_typing(*, visitor: Visitor, widget: WidgetConnection) -> None:
+    """The visitor is typing: shown to the member the conversation is assigned to (over /today/ws)."""
+    if visitor.patient_id is None:
+        return
+    conversation = (
+        Conversation.objects.for_org(widget.organization_id)
+        .filter(patient_id=visitor.patient_id, connection_id=widget.channel_id)
+        .only("id", "assignee_id")
+        .first()
+    )
+    if conversation is not None and conversation.assignee_id is not None:
+        push_to_users(
+            widget.organization_id,
+            [conversation.assignee_id],
+            "widget.typing",
+            {"conversationId": str(conversation.id)},
+        )
