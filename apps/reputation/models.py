@@ -13,12 +13,29 @@ class Provider(models.TextChoices):
     GOOGLE_BUSINESS_PROFILE = "google_business_profile"
 
 
+class Channel(models.TextChoices):
+    SMS = "sms"
+    EMAIL = "email"
+
+
 class ReputationSettings(TenantModel):
     """One row per practice (made on first read): the rating from which a patient is pointed at the public review
-    site, and the question the /r/{token} page asks."""
+    site, the question the /r/{token} page asks, and the automatic review request after a completed appointment."""
 
     rating_threshold = models.PositiveSmallIntegerField(default=4)
     question = models.CharField(max_length=300, blank=True, default="")
+    auto_request_after_appointment = models.BooleanField(
+        default=False, help_text="Send a review request automatically when an appointment is completed."
+    )
+    auto_request_delay_minutes = models.PositiveIntegerField(
+        default=120, help_text="Minutes after the appointment is completed (0 to 10080, i.e. up to 7 days)."
+    )
+    auto_request_channel = models.CharField(
+        max_length=8,
+        choices=Channel.choices,
+        default=Channel.SMS,
+        help_text="The channel of the automatic request (the practice's first connection of it).",
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["organization"], name="reputation_settings_org_unique")]
@@ -89,11 +106,6 @@ class Review(TenantModel):
             models.Index(fields=["organization", "-review_updated_at", "-id"], name="reputation_review_recent_idx"),
             models.Index(fields=["organization", "location", "rating"], name="reputation_review_loc_idx"),
         ]
-
-
-class Channel(models.TextChoices):
-    SMS = "sms"
-    EMAIL = "email"
 
 
 class RequestStatus(models.TextChoices):

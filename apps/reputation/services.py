@@ -56,7 +56,13 @@ MAX_REPLY_ATTEMPTS = 5
 REQUEST_PURPOSE = "marketing"
 REQUEST_SOURCE = "reputation"  # the Message.source (16 characters at most)
 CHANNEL_KINDS = {Channel.SMS: (Kind.SMS, Kind.TELEPHONY_MESSAGING), Channel.EMAIL: (Kind.EMAIL,)}
-SETTINGS_FIELDS = ("rating_threshold", "question")
+SETTINGS_FIELDS = (
+    "rating_threshold",
+    "question",
+    "auto_request_after_appointment",
+    "auto_request_delay_minutes",
+    "auto_request_channel",
+)
 SOURCE_FIELDS = ("name", "review_url", "status")
 
 

@@ -4,7 +4,7 @@ import logging
 
 from celery import shared_task
 
-from apps.reputation import services
+from apps.reputation import automatic, services
 
 logger = logging.getLogger("apps.reputation")
 
@@ -40,3 +40,10 @@ def publish_reply(self, review_id: str) -> str:
         delay = RETRY_DELAYS[min(self.request.retries, len(RETRY_DELAYS) - 1)]
         raise self.retry(countdown=delay, max_retries=services.MAX_REPLY_ATTEMPTS)
     return outcome
+
+
+@shared_task(name="apps.reputation.tasks.auto_request")
+def auto_request(organization_id: str, appointment_id: str) -> str:
+    """The automatic review request of a completed appointment (queued with the practice's delay as countdown).
+    Re-reads the setting, the appointment and the patient; idempotent."""
+    return automatic.auto_request_send(organization_id=organization_id, appointment_id=appointment_id)

@@ -18,7 +18,7 @@ import json
 import logging
 import time
 
-from channels.db import database_sync_to_async
+from channels.db import DatabaseSyncToAsync
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from redis.exceptions import RedisError
@@ -30,6 +30,14 @@ from apps.widget.api.serializers import normalised_origin
 logger = logging.getLogger("apps.widget")
 
 AUTH_SECONDS = 10
+
+
+def in_pool(function):
+    """Run blocking work (the database, Redis) in the executor's thread pool, not Channels' one shared thread: with
+    hundreds of visitor sockets in one daphne, their writes must not queue behind each other (bench/widget)."""
+    return DatabaseSyncToAsync(function, thread_sensitive=False)
+
+
 UNKNOWN_WIDGET, ORIGIN_REFUSED, UNAUTHORIZED, AUTH_TIMEOUT, TOO_MANY = 4404, 4403, 4401, 4408, 4429
 TOO_BIG, UNSUPPORTED = 1009, 1003
 
@@ -76,16 +84,14 @@ class WidgetConsumer(AsyncWebsocketConsumer):
 
     async def connect(self):
         embed_key = self.scope["url_route"]["kwargs"]["embed_key"]
-        self.widget = await database_sync_to_async(selectors.widget_for_key)(embed_key)
+        self.widget = await in_pool(selectors.widget_for_key)(embed_key)
         await self.accept()
         if self.widget is None:
             return await self.refuse(UNKNOWN_WIDGET, "unknown widget")
         origin = _header(self.scope, b"origin")
         if origin and normalised_origin(origin) not in self.widget.allowed_origins:
             return await self.refuse(ORIGIN_REFUSED, "origin not allowed")
-        if not await database_sync_to_async(_bucket_allows)(
-            "widget.handshake", self.widget.id, "SVC_WIDGET_HANDSHAKE_BUCKET"
-        ):
+        if not await in_pool(_bucket_allows)("widget.handshake", self.widget.id, "SVC_WIDGET_HANDSHAKE_BUCKET"):
             return await self.refuse(TOO_MANY, "too many connections to this widget; retry shortly")
         burst, per_second = settings.SVC_WIDGET_FRAME_BUCKET
         self.frames = FrameBucket(int(burst), float(per_second))
@@ -133,16 +139,14 @@ class WidgetConsumer(AsyncWebsocketConsumer):
 
     async def _authenticate(self, frame: dict):
         token = frame.get("visitorToken") if frame["type"] == "auth" else None
-        visitor = await database_sync_to_async(selectors.visitor_for_token)(
-            self.widget, token if isinstance(token, str) else None
-        )
+        visitor = await in_pool(selectors.visitor_for_token)(self.widget, token if isinstance(token, str) else None)
         if visitor is None:
             return await self.refuse(UNAUTHORIZED, "unknown visitor token")
         self.visitor = visitor
         self.group = live.visitor_group(visitor.id)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.channel_layer.group_add(live.widget_group(self.widget.id), self.channel_name)
-        online = await database_sync_to_async(selectors.is_open)(self.widget)
+        online = await in_pool(selectors.is_open)(self.widget)
         await self.send_json({"type": "ready", "online": online, "open": visitor.patient_id is not None})
 
     async def _message(self, frame: dict):
@@ -151,10 +155,10 @@ class WidgetConsumer(AsyncWebsocketConsumer):
             return await self._error("VALIDATION_ERROR", "body: 1 to 4,096 characters")
         if not (isinstance(client_id, str) and 0 < len(client_id) <= 64 and client_id.replace("-", "").isalnum()):
             return await self._error("VALIDATION_ERROR", "clientMessageId: 1 to 64 letters, digits or '-'")
-        if not await database_sync_to_async(_bucket_allows)("widget.send", self.widget.id, "SVC_WIDGET_SEND_BUCKET"):
+        if not await in_pool(_bucket_allows)("widget.send", self.widget.id, "SVC_WIDGET_SEND_BUCKET"):
             return await self._error("RATE_LIMITED", "too many messages to this widget; retry shortly")
         try:
-            message = await database_sync_to_async(self._store)(body, client_id)
+            message = await in_pool(self._store)(body, client_id)
         except services.ThreadNotOpen:
             return await self._error("WIDGET_THREAD_NOT_OPEN", "open the thread first")
         except Exception as exc:
@@ -179,7 +183,7 @@ class WidgetConsumer(AsyncWebsocketConsumer):
         return message
 
     async def _typing(self, frame: dict):
-        await database_sync_to_async(services.visitor_typing)(visitor=self.visitor, widget=self.widget)
+        await in_pool(services.visitor_typing)(visitor=self.visitor, widget=self.widget)
 
     async def _ping(self, frame: dict):
         await self.send_json({"type": "pong"})

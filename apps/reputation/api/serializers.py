@@ -32,7 +32,14 @@ class SettingsSerializer(serializers.ModelSerializer):
     class Meta:
         model = ReputationSettings
         ref_name = "ReputationSettings"
-        fields = ["rating_threshold", "question", "updated_at"]
+        fields = [
+            "rating_threshold",
+            "question",
+            "auto_request_after_appointment",
+            "auto_request_delay_minutes",
+            "auto_request_channel",
+            "updated_at",
+        ]
 
 
 class SettingsWriteSerializer(StrictSerializer):
@@ -40,6 +47,21 @@ class SettingsWriteSerializer(StrictSerializer):
         min_value=1, max_value=5, required=False, help_text="Ratings at or above it are pointed at the review site."
     )
     question = TextField(max_length=300, required=False, allow_blank=True)
+    auto_request_after_appointment = serializers.BooleanField(
+        required=False,
+        help_text="Send a review request automatically when an appointment is completed (default false). Skipped "
+        "when the appointment already has a request, the patient had one in the last 30 days, or the appointment's "
+        "location has no active review source; consent, opt-outs and blocks apply as for a manual request.",
+    )
+    auto_request_delay_minutes = serializers.IntegerField(
+        min_value=0,
+        max_value=10080,
+        required=False,
+        help_text="How long after the completion the request is sent, in minutes (0 to 10080; default 120).",
+    )
+    auto_request_channel = serializers.ChoiceField(
+        choices=Channel.choices, required=False, help_text="sms (default) or email."
+    )
 
     def validate(self, attrs):
         if not attrs:

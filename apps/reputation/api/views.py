@@ -65,9 +65,11 @@ class SettingsView(ReputationView):
         tags=TAGS,
         operation_id="reputation_settings_read",
         responses={200: s.SettingsSerializer},
-        summary="The practice's reputation settings (rating threshold, page question)",
+        summary="The practice's reputation settings (rating threshold, page question, automatic requests)",
         description="Permission reputation:read. ratingThreshold (default 4): a rating at or above it is pointed "
-        "at the location's public review site; below it the comment becomes private feedback.",
+        "at the location's public review site; below it the comment becomes private feedback. "
+        "autoRequestAfterAppointment (default false): a review request is sent autoRequestDelayMinutes (default "
+        "120) after an appointment is completed, on autoRequestChannel (sms or email).",
     )
     def get(self, request):
         return Response(s.SettingsSerializer(services.settings_get(organization=self.organization)).data)
@@ -77,8 +79,13 @@ class SettingsView(ReputationView):
         operation_id="reputation_settings_update",
         request=s.SettingsWriteSerializer,
         responses={200: s.SettingsSerializer},
-        summary="Change the rating threshold or the question the review page asks",
-        description="Permission settings:update (owners and managers). ratingThreshold 1 to 5.",
+        summary="Change the rating threshold, the review page's question or the automatic request",
+        description="Permission settings:update (owners and managers). ratingThreshold 1 to 5. "
+        "autoRequestAfterAppointment switches the automatic review request after a completed appointment on or "
+        "off; autoRequestDelayMinutes 0 to 10080 (7 days); autoRequestChannel sms or email. The automatic request "
+        "follows the rules of POST /reputation/requests (marketing consent, opt-outs, blocks, an active review "
+        "source at the appointment's location) and is skipped for an appointment that already has a request or a "
+        "patient asked in the last 30 days. The setting is read again when the request is due.",
     )
     def patch(self, request):
         data = self.parse_body(s.SettingsWriteSerializer).validated_data
