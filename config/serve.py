@@ -5,7 +5,8 @@ Starts, with a run directory `.local/serve-<port>/` for sockets, configuration, 
   nginx service renders too): it answers the protocol's edges in the JSON envelope and routes by path;
 - the WSGI server (gunicorn, SVC_WEB_WORKERS worker processes, default one per core) for all plain HTTP, on a unix
   socket;
-- daphne (`config.server`, with --proxy-headers) for the websocket paths, on another unix socket.
+- daphne (`config.server`, with --proxy-headers) for the websocket paths: SVC_SOCKET_WORKERS processes (default one
+  per core) accepting on another unix socket, which the launcher binds and hands to each.
 
 It waits until all three answer, then supervises nothing beyond this: when any of them exits, it stops the others and
 exits 1 (scripts/run.sh, like compose's restart policy, starts the whole web tier again). SIGTERM or SIGINT stops
@@ -77,13 +78,14 @@ def web_command(socket_path: Path, workers: int) -> list[str]:
     ]
 
 
-def sockets_command(socket_path: Path) -> list[str]:
+def sockets_command(listener_fd: int) -> list[str]:
+    """One daphne process accepting on the shared listening unix socket (descriptor `listener_fd`, inherited)."""
     return [
         sys.executable,
         "-m",
         "config.server",
-        "-u",
-        str(socket_path),
+        "-e",
+        f"fd:fileno={listener_fd}:domain=UNIX",
         "--proxy-headers",  # the client's address from nginx's X-Forwarded-For (only nginx reaches the socket)
         "config.asgi:application",
     ]
@@ -116,8 +118,9 @@ def say(message: str) -> None:
 
 
 class Launcher:
-    def __init__(self, bind: str, port: int, workers: int):
-        self.bind, self.port, self.workers = bind, port, workers
+    def __init__(self, bind: str, port: int, workers: int, socket_workers: int = 1):
+        self.bind, self.port, self.workers, self.socket_workers = bind, port, workers, socket_workers
+        self.listener: socket.socket | None = None
         self.run = ROOT / ".local" / f"serve-{port}"
         self.children: dict[str, subprocess.Popen] = {}
 
@@ -139,9 +142,11 @@ class Launcher:
         user = f"user {pwd.getpwuid(os.geteuid()).pw_name};\n" if os.geteuid() == 0 else ""
         (self.run / "nginx.conf").write_text(NGINX_MAIN.format(run=self.run, user=user))
 
-    def spawn(self, name: str, command: list[str]) -> None:
+    def spawn(self, name: str, command: list[str], pass_fds: tuple[int, ...] = ()) -> None:
         # Its own process group, so stopping it reaches its workers; SIGINT from a terminal reaches only us.
-        self.children[name] = subprocess.Popen(command, cwd=ROOT, process_group=0)  # noqa: S603 (our own commands)
+        self.children[name] = subprocess.Popen(  # noqa: S603 (our own commands)
+            command, cwd=ROOT, process_group=0, pass_fds=pass_fds
+        )
         say(f"started {name} (pid {self.children[name].pid})")
 
     def check(self) -> None:
@@ -167,14 +172,25 @@ class Launcher:
         # A broken configuration fails here, plainly.
         subprocess.run(self.nginx_command("-t", "-q"), check=True)  # noqa: S603 (our own command)
         self.spawn("web", web_command(self.run / "web.sock", self.workers))
-        self.spawn("sockets", sockets_command(self.run / "sockets.sock"))
+        # daphne is one process on one core: SVC_SOCKET_WORKERS of them accept on one listening socket that this
+        # launcher binds (the kernel spreads connections, as gunicorn's workers share theirs), so nginx keeps one
+        # upstream and a socket lives in one process for its whole life (bench/widget measured 1 against 2).
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(str(self.run / "sockets.sock"))
+        self.listener.listen(1024)
+        for number in range(self.socket_workers):
+            fd = self.listener.fileno()
+            self.spawn(f"sockets-{number + 1}", sockets_command(fd), pass_fds=(fd,))
         self.wait_until(lambda: answers(self.run / "web.sock"), "web")
         self.wait_until(lambda: answers(self.run / "sockets.sock"), "sockets")
         # nginx last: once the port accepts connections, everything behind it answers (no 502 while booting).
         self.spawn("nginx", self.nginx_command())
         host = "127.0.0.1" if self.bind in ("0.0.0.0", "::") else self.bind  # noqa: S104 (a check, not a bind)
         self.wait_until(lambda: answers((host, self.port)), "nginx")
-        say(f"serving on http://{self.bind}:{self.port} (web: {self.workers} gunicorn workers; sockets: daphne)")
+        say(
+            f"serving on http://{self.bind}:{self.port} (web: {self.workers} gunicorn workers; "
+            f"sockets: {self.socket_workers} daphne processes)"
+        )
 
     def stop(self) -> None:
         for child in self.children.values():
@@ -190,6 +206,8 @@ class Launcher:
             with _gone():
                 os.killpg(child.pid, signal.SIGKILL)
             child.wait()
+        if self.listener is not None:
+            self.listener.close()
         shutil.rmtree(self.run, ignore_errors=True)  # sockets, configuration and temp files of this run
 
 
@@ -212,13 +230,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:  # docker/compose.yaml's health check of web and sockets
         return 0 if answers(Path(args.check)) else 1
     workers = int(os.environ.get("SVC_WEB_WORKERS") or os.cpu_count() or 1)
+    socket_workers = int(os.environ.get("SVC_SOCKET_WORKERS") or os.cpu_count() or 1)
 
     def on_signal(signum, frame):
         raise Stop(signal.Signals(signum).name)
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    launcher = Launcher(args.bind, args.port, workers)
+    launcher = Launcher(args.bind, args.port, workers, socket_workers)
     status = 0
     try:
         launcher.start()

@@ -21,6 +21,7 @@ Stock daphne (Twisted's HTTP channel underneath) has three behaviours this servi
 """
 
 import json
+import socket
 
 from daphne import cli as daphne_cli
 from daphne import server as daphne_server
@@ -29,6 +30,8 @@ from daphne.cli import CommandLineInterface
 from daphne.http_protocol import HTTPFactory, WebRequest
 from daphne.ws_protocol import WebSocketFactory, WebSocketProtocol
 from django.conf import settings
+from twisted.internet import endpoints
+from twisted.plugins import fd_endpoint  # daphne's `fd:` endpoint parser, installed into Twisted's plugins
 from twisted.web import http
 
 # Bytes, not characters: a 4000-character `filters` of 4-byte characters is 48,000 bytes once percent-encoded, and
@@ -210,9 +213,18 @@ class QuerylessAccessLog(AccessLogGenerator):
         return super().__call__(protocol, action, details)
 
 
+def _adopt_listening_socket(self, reactor, fileno, domain="INET"):
+    """daphne's `fd:` endpoint, with `domain=UNIX` understood: its plugin hands the domain string to Twisted as the
+    address family, so only TCP descriptors could be adopted. config.serve binds one unix socket that several daphne
+    processes accept on (`-e fd:fileno=N:domain=UNIX`)."""
+    family = getattr(socket, f"AF_{domain}") if isinstance(domain, str) else domain
+    return endpoints.AdoptedStreamServerEndpoint(reactor, int(fileno), family)
+
+
 def main(argv: list[str] | None = None) -> None:
     # daphne builds its factory and access log from these module globals; the rest of its CLI and server is used
     # as shipped.
+    fd_endpoint._FDParser._parseServer = _adopt_listening_socket
     daphne_server.HTTPFactory = EnvelopeHTTPFactory
     daphne_server.WebSocketFactory = ReasonedWebSocketFactory
     daphne_cli.AccessLogGenerator = QuerylessAccessLog

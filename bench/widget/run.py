@@ -149,15 +149,23 @@ class Client:
             )
 
 
-def daphne_pid(server: env.Server) -> int:
+def daphne_pids(server: env.Server) -> list[int]:
+    """Every daphne process (config.server) of the serving stack: config.serve starts SVC_SOCKET_WORKERS of them."""
+    pids = []
     for pid in server.pids:
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as handle:
                 if b"config.server" in handle.read():
-                    return pid
+                    pids.append(pid)
         except OSError:
             continue
-    raise SystemExit("bench widget: no daphne process (config.server) under the server")
+    if not pids:
+        raise SystemExit("bench widget: no daphne process (config.server) under the server")
+    return pids
+
+
+def daphne_rss(pids: list[int]) -> int:
+    return sum(rss_bytes(pid) for pid in pids)
 
 
 def summary(values: list[float]) -> dict:
@@ -185,7 +193,7 @@ async def drive(ws_url: str, clients: list[Client], args, publisher_start) -> di
         clients[:] = [client for client in clients if not client.closed]
     figures["open_seconds"] = round(time.monotonic() - opened_at, 2)
     await asyncio.sleep(2)
-    figures["rss_after"] = rss_bytes(figures_pid(args))
+    figures["rss_after"] = daphne_rss(args.daphne_pids)
 
     log(f"{len(clients)} sockets ready in {figures['open_seconds']} s; pushes for {args.seconds} s")
     publisher_start()
@@ -197,12 +205,8 @@ async def drive(ws_url: str, clients: list[Client], args, publisher_start) -> di
     deadline = time.monotonic() + WAIT
     while any(client.sent for client in clients) and time.monotonic() < deadline:
         await asyncio.sleep(0.2)
-    figures["rss_end"] = rss_bytes(figures_pid(args))
+    figures["rss_end"] = daphne_rss(args.daphne_pids)
     return figures
-
-
-def figures_pid(args) -> int:
-    return args.daphne_pid
 
 
 def main(argv=None) -> int:
@@ -250,8 +254,8 @@ def main(argv=None) -> int:
         visitors = seed_visitors(key, args.sockets)
         log(f"{len(visitors)} visitors with open threads in {time.monotonic() - started:.1f}s")
 
-        args.daphne_pid = daphne_pid(server)
-        rss_before = rss_bytes(args.daphne_pid)
+        args.daphne_pids = daphne_pids(server)
+        rss_before = daphne_rss(args.daphne_pids)
         clients = [Client(index, token) for index, (_, token) in enumerate(visitors)]
 
         def start_publisher() -> None:
@@ -283,6 +287,7 @@ def main(argv=None) -> int:
         "refused_at_open": [list(item) for item in figures["refused_at_open"]],
         "seconds": args.seconds,
         "open_seconds": figures["open_seconds"],
+        "daphne_processes": len(args.daphne_pids),
         "daphne_rss_before_mb": round(rss_before / 2**20, 1),
         "daphne_rss_sockets_ready_mb": round(figures["rss_after"] / 2**20, 1),
         "daphne_rss_end_mb": round(figures["rss_end"] / 2**20, 1),

@@ -516,8 +516,15 @@ CELERY_BEAT_SCHEDULE = {
     "reputation-sync": {"task": "apps.reputation.tasks.sync_all", "schedule": 900.0},
 }
 
+# capacity: every socket of one daphne process receives through one Redis key (channels_redis's process-specific
+# channel), so the library's default of 100 pending messages is shared by all of that process's sockets; a burst past
+# it was dropped silently (bench/widget lost half its pushes). Pending messages still expire after 60 s.
+SVC_CHANNEL_LAYER_CAPACITY = int(env("SVC_CHANNEL_LAYER_CAPACITY", "5000") or 5000)
 CHANNEL_LAYERS = {
-    "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}},
+    "default": {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {"hosts": [REDIS_URL], "capacity": SVC_CHANNEL_LAYER_CAPACITY},
+    },
 }
 
 # Rate limits (spec "Limits"). Buckets are (burst, refill per second).

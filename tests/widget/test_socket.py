@@ -172,3 +172,32 @@ def test_frame_limits_size_and_rate(web_server, owner, widget_key, token):
     )
     assert burst - 1 <= pongs < burst + 5  # the excess is refused by closing, not dropped silently
     socket.close()
+
+
+def test_several_daphne_processes_share_the_socket_and_replies_reach_each_visitor(
+    start_server, tmp_path, api, owner, client, widget_key
+):
+    """config.serve starts SVC_SOCKET_WORKERS daphne processes on one listening socket: visitors land in any of them,
+    and a practice reply published from this process reaches each one through the channel layer."""
+    address = start_server(SVC_SOCKET_WORKERS="3")
+    log = (tmp_path / "web-0.log").read_text(errors="replace")
+    assert log.count("Starting server at fd:fileno=") == 3, log[-2000:]
+
+    sockets = []
+    for number in range(6):
+        token = start_visitor(client, widget_key)
+        opened = open_thread(client, widget_key, token, name=f"Visitor {number}", email=f"v{number}@example.com")
+        assert opened.status_code == 201
+        socket = authed(address, widget_key, token)
+        socket.send({"type": "message", "body": "Hello", "clientMessageId": "m-1"})
+        assert socket.frame()["type"] == "ack"
+        sockets.append(socket)
+    conversations = Conversation.objects.for_org(owner.organization).order_by("created_at", "id")
+    assert conversations.count() == 6
+    for number, conversation in enumerate(conversations):
+        reply = post_json(api, f"/conversations/{conversation.id}/messages", {"body": f"Reply {number}"})
+        assert reply.status_code in (201, 202), reply.content
+    for number, socket in enumerate(sockets):
+        pushed = socket.frame()
+        assert pushed["type"] == "message" and pushed["message"]["body"] == f"Reply {number}"
+        socket.close()
