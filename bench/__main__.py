@@ -1,5 +1,5 @@
-"""python -m bench [webhooks|mcp|crm|capture|throughput|writes|inbound|campaigns|booking|widget] … — dispatch to a suite
-(make bench BENCH_ARGS=…); no subcommand runs the patients area (bench.patients)."""
+"""python -m bench [webhooks|mcp|crm|capture|throughput|writes|inbound|campaigns|booking|widget|leadads|dialer] …
+— dispatch to a suite (make bench BENCH_ARGS=…); no subcommand runs the patients area (bench.patients)."""
 
 import importlib
 import sys
@@ -15,6 +15,8 @@ SUITES = {  # subcommand → the module whose main(argv) runs it
     "campaigns": "bench.campaigns.run",
     "booking": "bench.booking.run",
     "widget": "bench.widget.run",
+    "dialer": "bench.dialer.run",
+    "leadads": "bench.leadads.run",
 }
 
 

@@ -6,6 +6,8 @@ from apps.core.openapi import OpenApiSchemaView, SwaggerUiView
 
 urlpatterns = [
     path("webhooks/", include("apps.conversations.api.callback_urls")),  # first: the hottest public routes
+    path("webhooks/", include("apps.dialer.api.callback_urls")),  # /webhooks/telephony/{token}[/failover-probe]
+    path("webhooks/lead-ads/", include("apps.leadads.api.callback_urls")),
     path("health/runtime", RuntimeHealthView.as_view()),
     path("health", ReadinessView.as_view()),
     path("openapi.json", OpenApiSchemaView.as_view(), name="openapi"),
@@ -28,8 +30,11 @@ urlpatterns = [
     path("", include("apps.sites.api.urls")),  # /site/{siteKey}/…, /form-page/{token}, /settings/sites
     path("", include("apps.booking.api.urls")),  # /booking/…, /settings/booking-pages
     path("", include("apps.widget.api.urls")),  # /widget-connections, /widget/{embedKey}/…
+    path("", include("apps.dialer.api.urls")),  # /dialer/…, /calls/…
+    path("", include("apps.voice.api.urls")),  # /settings/ai-voice, /calls/{id}/transcript, /calls/{id}/summary
     path("", include("apps.referrals.api.urls")),  # /referral-programmes, /patients/{id}/referral-token, /referral/…
     path("", include("apps.reputation.api.urls")),  # /reputation/…, /r/{token}
+    path("", include("apps.leadads.api.urls")),  # /lead-ads/…, /leads
     path("", include("apps.deposits.api.urls")),  # /deposits/…, /l/{token}, payment callbacks, /settings/payments
     path("", include("apps.teamchat.api.urls")),  # /team-chat/…
     path("", include("apps.support.api.urls")),  # /support/…

@@ -9,6 +9,8 @@ managers and analysts. `inbox:work` (reading and working conversations) is held 
 `teamchat:use` (team chat between colleagues) is every role's; `teamchat:manage` (rename, archive and remove members
 of any channel the holder can see, not only the ones they created) is the owners' and managers'.
 `notification:use` (one's own notification feed and its switches) is every role's.
+`dialer:use` (the call log, click-to-call, voicemails) is held by owners, managers, front desk and telesales;
+`dialer:recording` (listening to recorded calls) by owners and managers only (apps.dialer).
 """
 
 OWNER = "owner"
@@ -58,6 +60,7 @@ _ORG_ADMIN = {
     "webhook:manage",
     "report:read",
     "dialer:use",
+    "dialer:recording",
 }
 # Team chat: every member talks to colleagues; owners and managers also look after every channel (apps.teamchat).
 _TEAMCHAT = {"teamchat:use"}

@@ -18,3 +18,9 @@ class ConversationsConfig(AppConfig):
         on_erase(erase_files_of_patients)
         on_erase(erase_inbound_of_patients)
         on_merge(merge_conversations_into_survivor)
+
+        from apps.conversations.pages import BROWSER_PAGES, error_page
+        from apps.core.browser_pages import register_error_page
+
+        for prefix in BROWSER_PAGES:  # a browser's failed return from the short-video platform's OAuth
+            register_error_page(prefix, error_page)

@@ -16,6 +16,9 @@ How each provider serves media:
   `file_size`; then GET that url with the same bearer.
 - E-mail (Resend): GET {api}/emails/receiving/{email id}/attachments/{attachment id} with the platform API key →
   JSON `download_url`; then GET it without credentials.
+- Short-video messages (TikTok Business Messaging): POST {api}/business/message/media/download/ with the account's
+  Access-Token and {business_id, conversation_id, message_id, media_id, media_type} → {"code": 0, "data":
+  {"download_url"}}; then GET it without credentials.
 
 Every URL (they come from callback bodies, or from the provider's answers) is vetted by the webhooks app's SSRF
 guard before the request and at every redirect; the connection goes to the vetted address. Credentials are sent
@@ -43,8 +46,11 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from apps.conversations import senders, short_video
+from apps.conversations.connecting import credentials_for_sending
 from apps.conversations.errors import AttachmentNotReady, AttachmentStorageUnavailable, AttachmentUnavailable
 from apps.conversations.models import Conversation, Health, Kind, MessageAttachment
+from apps.conversations.senders import SendFailed
 from apps.conversations.services import connection_credentials, connection_record_health
 from apps.core.errors import NotFound
 from apps.webhooks.public import Destination, UnsafeDestination, check_url_shape, vet
@@ -57,7 +63,7 @@ RETRY_BASE_SECONDS = 30  # 30 s, 1 min, 2 min, 4 min between the five attempts
 SWEEP_AFTER_SECONDS = 600  # a pending attachment untouched this long lost its task: the sweep asks again
 TIMEOUT = httpx.Timeout(30.0, connect=5.0)  # connect 5 s; each read (and write, pool wait) 30 s
 DOWNLOAD_DEADLINE_SECONDS = 120  # a whole transfer, however slowly the bytes drip (the task's soft limit is 240 s)
-CREDENTIALS_REFUSED = frozenset({"provider_http_401", "provider_http_403"})
+CREDENTIALS_REFUSED = frozenset({"provider_http_401", "provider_http_403", "provider_token_refused"})
 CLAIM_SECONDS = 300  # a copy's lease: longer than the task may run, so a lapsed lease means a dead worker
 MAX_REDIRECTS = 5
 MAX_JSON_BYTES = 64 * 1024  # the providers' media-lookup answers are a few hundred bytes
@@ -282,7 +288,34 @@ def _fetch(attachment: MessageAttachment, sink) -> Fetched:
             )
             headers = {"Authorization": f"Bearer {settings.SVC_EMAIL_PROVIDER_API_KEY}"}
             return _download(client, _link(_json(client, url, headers), "download_url"), {}, sink)
+        if connection.kind == Kind.SHORT_VIDEO:
+            return _download(client, _short_video_link(client, attachment, connection), {}, sink)
     raise CopyFailed("unsupported_channel", final=True)
+
+
+def _short_video_link(client: httpx.Client, attachment: MessageAttachment, connection) -> str:
+    """The platform's download URL of a short-video message's image (asked with the account's access token)."""
+    message = attachment.message
+    if not (attachment.provider_media_id and message.provider_message_id and message.conversation.provider_thread_id):
+        raise CopyFailed("no_reference", final=True)
+    try:
+        credentials = credentials_for_sending(connection, refresh=settings.SVC_OUTBOUND_TRANSPORT != "sandbox")
+    except SendFailed as failed:
+        raise CopyFailed("provider_token_refused" if failed.credentials_refused else "token_refresh") from None
+    payload = short_video.media_lookup(
+        business_id=connection.address,
+        conversation_id=message.conversation.provider_thread_id,
+        message_id=message.provider_message_id,
+        media_id=attachment.provider_media_id,
+    )
+    url = f"{settings.SVC_SHORT_VIDEO_API_URL}/business/message/media/download/"
+    answer = _json(client, url, {"Access-Token": credentials.get("access_token", "")}, payload=payload)
+    code = str(answer.get("code", ""))
+    if code in senders.TIKTOK_TOKEN_REFUSED:
+        raise CopyFailed("provider_token_refused")
+    if code != "0" or not isinstance(answer.get("data"), dict):
+        raise CopyFailed("provider_response")
+    return _link(answer["data"], "download_url")
 
 
 def _provider_url(attachment: MessageAttachment) -> str:
@@ -320,16 +353,22 @@ def _vetted(url: str) -> Destination:
         raise CopyFailed("unsafe_url") from None
 
 
-def _get(client: httpx.Client, url: str, headers: dict[str, str]) -> httpx.Response:
-    """GET with the response streamed (the caller closes it), redirects followed by hand: every hop is vetted and
-    connected to by its vetted address, and `headers` (credentials) go only to the first URL's origin."""
+def _get(client: httpx.Client, url: str, headers: dict[str, str], *, payload: dict | None = None) -> httpx.Response:
+    """GET (or, with `payload`, a JSON POST) with the response streamed (the caller closes it), redirects followed by
+    hand: every hop is vetted and connected to by its vetted address, and `headers` (credentials) go only to the
+    first URL's origin. A POST follows no redirect."""
     origin = _origin(url)
     for _ in range(MAX_REDIRECTS + 1):
         destination = _vetted(url)
         request_headers = {**(headers if _origin(url) == origin else {}), "Host": urlsplit(url).netloc}
         extensions = {"sni_hostname": destination.host} if destination.url.startswith("https") else {}
+        method, body = ("POST", json.dumps(payload).encode()) if payload is not None else ("GET", None)
+        if body is not None:
+            request_headers["Content-Type"] = "application/json"
         try:
-            request = client.build_request("GET", destination.url, headers=request_headers, extensions=extensions)
+            request = client.build_request(
+                method, destination.url, headers=request_headers, content=body, extensions=extensions
+            )
             response = client.send(request, stream=True)
         except httpx.TimeoutException:
             raise CopyFailed("timeout") from None
@@ -337,6 +376,9 @@ def _get(client: httpx.Client, url: str, headers: dict[str, str]) -> httpx.Respo
             raise CopyFailed("network") from None
         if not response.is_redirect:
             return response
+        if payload is not None:
+            response.close()
+            raise CopyFailed("provider_response")
         location = response.headers.get("location", "")
         response.close()
         url = urljoin(url, location)
@@ -350,9 +392,9 @@ def _check_status(response: httpx.Response) -> None:
     raise CopyFailed(reason, final=response.status_code in GONE_STATUSES)
 
 
-def _json(client: httpx.Client, url: str, headers: dict[str, str]) -> dict:
+def _json(client: httpx.Client, url: str, headers: dict[str, str], *, payload: dict | None = None) -> dict:
     """A provider's media lookup: the JSON object it answers. Raises CopyFailed."""
-    response = _get(client, url, {**headers, "Accept": "application/json"})
+    response = _get(client, url, {**headers, "Accept": "application/json"}, payload=payload)
     try:
         _check_status(response)
         body = b""

@@ -63,9 +63,29 @@ class SendRefused(ApiError):
         "CONNECTION_UNAVAILABLE": "The channel connection is disconnected.",
         "OUTSIDE_CARE_WINDOW": "More than 24 hours since the patient last wrote on this channel: only an approved "
         "template may be sent (POST /templates/{id}/send).",
+        "OUTSIDE_REPLY_WINDOW": "More than 48 hours since the person last wrote on the short-video platform: it "
+        "accepts no message until they write again.",
     }
 
     def __init__(self, reason: str):
         super().__init__(
             self.REASONS.get(reason, "The message cannot be sent."), code=reason, details={"reason": reason}
         )
+
+
+class ConnectStateInvalid(ApiError):
+    status_code = 400
+    code = "CONNECT_STATE_INVALID"
+    message = "The connection attempt is unknown, expired or already used."
+
+
+class ShortVideoNotConfigured(ApiError):
+    status_code = 409
+    code = "SHORT_VIDEO_NOT_CONFIGURED"
+    message = "This deployment has no short-video platform app (client key); short-video messages cannot be connected."
+
+
+class ShortVideoPlatformUnavailable(ServiceUnavailable):
+    code = "SHORT_VIDEO_PLATFORM_UNAVAILABLE"
+    message = "The short-video platform did not answer; nothing was connected. Start again shortly."
+    retry_after = 30

@@ -16,7 +16,7 @@ from django.db.models import Q
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
-from apps.conversations import email_bodies
+from apps.conversations import email_bodies, short_video
 from apps.conversations.errors import ParkedAlreadyDecided
 from apps.conversations.models import (
     ChannelConnection,
@@ -29,6 +29,7 @@ from apps.conversations.models import (
     Message,
     MessageAttachment,
     ParkedCallback,
+    ProviderReceipt,
     Status,
 )
 from apps.conversations.providers import (
@@ -68,7 +69,7 @@ CONSENT_CHANNEL = {
     Kind.TELEPHONY_MESSAGING: MarketingConsent.Channel.SMS,
     Kind.MESSAGING_APP: MarketingConsent.Channel.WHATSAPP,
     Kind.EMAIL: MarketingConsent.Channel.EMAIL,
-}  # the widget has none: nothing marketing is sent through it
+}  # the widget and the short-video platform have none: nothing marketing is sent through them
 # A contact's block covers every channel that reaches the same inbox of the patient's: an SMS STOP also stops
 # texts from a telephony number (both are SMS to the patient).
 BLOCK_CHANNEL = {
@@ -77,6 +78,7 @@ BLOCK_CHANNEL = {
     Kind.MESSAGING_APP: Kind.MESSAGING_APP,
     Kind.EMAIL: Kind.EMAIL,
     Kind.WIDGET: Kind.WIDGET,
+    Kind.SHORT_VIDEO: Kind.SHORT_VIDEO,
 }
 MAX_PROCESS_ATTEMPTS = 5
 PROCESS_TOGETHER = 25  # items a drain processes in one transaction
@@ -258,7 +260,9 @@ def request_processing(connection: ChannelConnection) -> None:
 
 
 def _request_copies(attachment_ids: list) -> None:
-    from apps.conversations.attachments import request_copies  # it publishes tasks, which import this module
+    from apps.conversations.attachments import (
+        request_copies,  # it publishes tasks, which import this module
+    )
 
     request_copies(attachment_ids)
 
@@ -390,24 +394,72 @@ def number_spellings(number: str) -> set[str]:
     return {spelling for spelling in spellings if len(spelling) >= 6}
 
 
+def _short_video_patients(organization, inbound: InboundText) -> list[Patient]:
+    """The practice's patients behind a short-video user: the one whose conversation already has this platform user
+    id (they wrote before, or a person linked them), else those whose customFields.shortVideoHandle is the sender's
+    handle (with or without its @, any case), most recently updated first."""
+    talked = (
+        Conversation.objects.for_org(organization)
+        .filter(channel=Kind.SHORT_VIDEO, contact_address=inbound.sender, patient__merged_into__isnull=True)
+        .order_by("-last_message_at", "id")
+        .values_list("patient_id", flat=True)[:1]
+    )
+    patients = Patient.objects.for_org(organization).filter(merged_into__isnull=True)
+    found = list(patients.filter(id__in=list(talked)))
+    if found:
+        return found
+    handle = short_video.normalised_handle(inbound.sender_name)
+    if not handle:
+        return []
+    named = Q(custom_fields__shortVideoHandle__iexact=handle) | Q(custom_fields__shortVideoHandle__iexact=f"@{handle}")
+    return list(patients.filter(named).order_by("-updated_at", "id")[: MAX_PATIENTS_PER_CONTACT + 1])
+
+
+def _park_unmatched(organization, connection: ChannelConnection, inbound: InboundText) -> None:
+    """A short-video user no patient of the practice stands for: a patient needs an e-mail or a mobile number, which
+    the platform never gives, so no enquiry can be opened. The message is parked in the practice's ingest-review
+    queue (reason sender_not_matched) instead; its receipt is released, so once a person records the handle on the
+    patient (customFields.shortVideoHandle) replaying it into the connection delivers it."""
+    ParkedCallback.objects.create(
+        organization_id=organization.pk,
+        kind=connection.kind,
+        receiving_address=inbound.recipient,
+        reason="sender_not_matched",
+        items=[item_to_payload(inbound)],
+    )
+    ProviderReceipt.objects.for_org(organization).filter(
+        connection=connection, digest=receipt_digest(inbound.provider_message_id)
+    ).delete()
+    logger.info("short-video message parked for review: no patient matches its sender")
+
+
 def _enquiry(organization, connection: ChannelConnection, address: str) -> Patient:
     contact = {"email": address} if connection.kind == Kind.EMAIL else {"phone_mobile": address}
     data = {"first_name": "Unknown", "last_name": "", "status": PatientStatus.ENQUIRY, **contact}
     return patient_create(organization=organization, user=None, data=data)
 
 
-def _store_message(organization, connection: ChannelConnection, inbound: InboundText, received_at) -> Message:
+def _store_message(organization, connection: ChannelConnection, inbound: InboundText, received_at) -> Message | None:
     # The sender's contact lock is held (inbound_process_many took it before any item).
-    patients = _contact_patients(organization, inbound.sender)
+    if connection.kind == Kind.SHORT_VIDEO:
+        patients = _short_video_patients(organization, inbound)
+        if not patients:
+            _park_unmatched(organization, connection, inbound)
+            return None
+    else:
+        patients = _contact_patients(organization, inbound.sender)
     patient = patients[0] if patients else _enquiry(organization, connection, inbound.sender)
     message = append_inbound(organization, connection, patient, inbound, received_at)
     _keywords(organization, connection, inbound, patients or [patient], message)
     return message
 
 
-def append_inbound(organization, connection: ChannelConnection, patient, inbound: InboundText, now) -> Message:
+def append_inbound(
+    organization, connection: ChannelConnection, patient, inbound: InboundText, now, message_id=None
+) -> Message:
     """Store a patient's message on their conversation of the connection (opened, or reopened), with its files, the
-    conversation and message events and the timeline entry. The caller holds the contact's lock."""
+    conversation and message events and the timeline entry. The caller holds the contact's lock. `message_id`: the
+    id the message must have (one already given to its sender), else a new one."""
     conversation, created = (
         Conversation.objects.for_org(organization)
         .select_for_update()
@@ -418,6 +470,7 @@ def append_inbound(organization, connection: ChannelConnection, patient, inbound
             defaults={
                 "channel": connection.kind,
                 "contact_address": inbound.sender,
+                "provider_thread_id": inbound.thread,
                 "last_message_at": now,
                 "last_inbound_at": now,
             },
@@ -430,8 +483,10 @@ def append_inbound(organization, connection: ChannelConnection, patient, inbound
         conversation.last_message_at = max(conversation.last_message_at, now)
         conversation.last_inbound_at = max(filter(None, [conversation.last_inbound_at, now]))
         conversation.contact_address = inbound.sender
+        conversation.provider_thread_id = inbound.thread or conversation.provider_thread_id
         conversation.save()
     message = Message.objects.for_org(organization).create(
+        **({"id": message_id} if message_id else {}),
         organization=organization,
         conversation=conversation,
         direction=Message.Direction.INBOUND,
@@ -534,6 +589,8 @@ def _start(organization, connection, address: str, patients, message: Message) -
 
 
 def _consent(organization, connection, patient, status: str, message: Message) -> None:
+    if connection.kind not in CONSENT_CHANNEL:
+        return  # a channel without marketing consent: the contact block alone stops it
     consent_record(
         organization=organization,
         user=None,
@@ -681,19 +738,36 @@ def erase_inbound_of_patients(*, organization, patient_ids) -> None:
 
 @transaction.atomic
 def widget_message_received(
-    *, organization, connection: ChannelConnection, patient, visitor_address: str, body: str, client_message_id: str
+    *,
+    organization,
+    connection: ChannelConnection,
+    patient,
+    visitor_address: str,
+    body: str,
+    client_message_id: str,
+    message_id=None,
+    received_at=None,
 ) -> tuple[Message, bool]:
     """A widget visitor's message on their thread (the conversation of their patient on the widget's connection).
-    Idempotent by the page's client message id: a retry answers the stored message, (message, False)."""
+    Idempotent by the page's client message id: a retry answers the stored message, (message, False). A message
+    acknowledged before it was stored keeps the id and time it was acknowledged with (message_id, received_at)."""
     _lock_contacts([(organization.pk, f"widget:{visitor_address}")])
     provider_id = f"widget:{client_message_id}" if client_message_id else ""
     if provider_id:
-        stored = (
-            Message.objects.for_org(organization)
-            .filter(provider_message_id=provider_id, conversation__connection=connection)
-            .first()
+        stored = widget_message_stored(
+            organization=organization, connection=connection, client_message_id=client_message_id
         )
         if stored is not None:
             return stored, False
     inbound = InboundText(provider_id, visitor_address, connection.address, body)
-    return append_inbound(organization, connection, patient, inbound, timezone.now()), True
+    now = received_at or timezone.now()
+    return append_inbound(organization, connection, patient, inbound, now, message_id=message_id), True
+
+
+def widget_message_stored(*, organization, connection: ChannelConnection, client_message_id: str) -> Message | None:
+    """The widget message stored under this client message id (as widget_message_received was given it), if any."""
+    return (
+        Message.objects.for_org(organization)
+        .filter(provider_message_id=f"widget:{client_message_id}", conversation__connection=connection)
+        .first()
+    )

@@ -19,11 +19,17 @@ class Kind(models.TextChoices):
     EMAIL = "email"  # a sending domain's inbound address
     TELEPHONY_MESSAGING = "telephony_messaging"  # a texting-enabled telephony number
     WIDGET = "widget"  # the practice's website chat widget (apps.widget): the address is the widget's embed key
+    # The short-video platform's direct messages (TikTok Business Messaging): the address is the business account's
+    # open id, learnt from the platform's OAuth token answer (connected through an OAuth flow, never typed).
+    SHORT_VIDEO = "short_video"
 
 
-# The kinds a practice connects through /channel-connections; a widget's connection is made by apps.widget.
-PROVIDER_KINDS = (Kind.MESSAGING_APP, Kind.SMS, Kind.EMAIL, Kind.TELEPHONY_MESSAGING)
+# The kinds a practice manages through /channel-connections; a widget's connection is made by apps.widget.
+PROVIDER_KINDS = (Kind.MESSAGING_APP, Kind.SMS, Kind.EMAIL, Kind.TELEPHONY_MESSAGING, Kind.SHORT_VIDEO)
 PROVIDER_KIND_CHOICES = [(kind.value, kind.label) for kind in PROVIDER_KINDS]
+# Of those, the kinds created by POST /channel-connections with typed credentials (short_video connects by OAuth).
+CREATABLE_KINDS = (Kind.MESSAGING_APP, Kind.SMS, Kind.EMAIL, Kind.TELEPHONY_MESSAGING)
+CREATABLE_KIND_CHOICES = [(kind.value, kind.label) for kind in CREATABLE_KINDS]
 
 
 class Status(models.TextChoices):
@@ -193,6 +199,8 @@ class Conversation(TenantModel):
     connection = models.ForeignKey(ChannelConnection, on_delete=models.PROTECT, related_name="+")
     channel = models.CharField(max_length=24, choices=Kind.choices)
     contact_address = models.CharField(max_length=254)  # the patient's number or address on this channel
+    # short_video: the platform's conversation id between the business account and the user (replies go to it).
+    provider_thread_id = models.CharField(max_length=128, blank=True, default="")
     status = models.CharField(max_length=12, choices=State.choices, default=State.OPEN)
     snoozed_until = models.DateTimeField(null=True, blank=True)
     assignee = models.ForeignKey("accounts.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
@@ -358,3 +366,19 @@ class SandboxDelivery(TenantModel):
     method = models.CharField(max_length=8)
     url = models.CharField(max_length=500)
     request = models.JSONField()
+
+
+class ConnectState(TenantModel):
+    """A single-use OAuth state of a short-video connection attempt (POST
+    /settings/channel-connections/short-video/connect): only its SHA-256 is kept; valid 10 minutes; bound to the
+    practice and the member who started it; `name` is the connection's name once connected."""
+
+    kind = models.CharField(max_length=24, choices=Kind.choices)
+    state_hash = models.CharField(max_length=64, unique=True)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    user = models.ForeignKey("accounts.User", null=True, on_delete=models.SET_NULL, related_name="+")
+    name = models.CharField(max_length=120)
+
+    class Meta:
+        indexes = [models.Index(fields=["organization", "expires_at"], name="conv_connectstate_org_idx")]

@@ -31,6 +31,7 @@ from django.db.models import F, Q
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
+from apps.conversations.connecting import credentials_for_sending
 from apps.conversations.inbound import BLOCK_CHANNEL, CONSENT_CHANNEL
 from apps.conversations.models import (
     ChannelConnection,
@@ -62,6 +63,7 @@ RULES_FRESH_SECONDS = 10  # the rules are read again when a batch has been calli
 MAX_RETRY_COUNTDOWN = 3000  # below the broker's visibility timeout (3,600 s): later retries wait for the sweep
 SWEEP_GRACE_SECONDS = 60  # a queued message's own send task has this long before the sweep asks again
 CARE_WINDOW = timedelta(hours=24)  # WhatsApp: free-form text only this long after the patient last wrote
+REPLY_WINDOW = timedelta(hours=48)  # the short-video platform: replies only this long after the person last wrote
 SENDING_STATUSES = (Status.PENDING, Status.ACTIVE, Status.FAILING)
 # Longest body each channel takes (Twilio's and Telnyx's 1,600 characters, WhatsApp's 4,096; e-mail is generous).
 BODY_LIMITS = {
@@ -70,6 +72,7 @@ BODY_LIMITS = {
     Kind.MESSAGING_APP: 4096,
     Kind.EMAIL: 100_000,
     Kind.WIDGET: 4096,
+    Kind.SHORT_VIDEO: 6000,
 }
 MAX_HTML = 500_000
 
@@ -84,6 +87,7 @@ PATIENT_INACTIVE = "PATIENT_INACTIVE"  # deceased (any message), or archived (ma
 SEND_ERROR = "SEND_ERROR"  # an unexpected error building or sending this message (logged with its type)
 CONNECTION_UNAVAILABLE = "CONNECTION_UNAVAILABLE"
 OUTSIDE_CARE_WINDOW = "OUTSIDE_CARE_WINDOW"
+OUTSIDE_REPLY_WINDOW = "OUTSIDE_REPLY_WINDOW"
 QUIET_HOURS = "QUIET_HOURS"
 RETRYING = "RETRYING"
 
@@ -131,8 +135,8 @@ def patient_address(kind: str, patient: Patient, region: str | None) -> str:
     """The patient's address on a channel: an E.164 mobile number or a lower-cased e-mail address; "" when none."""
     if kind == Kind.EMAIL:
         return (patient.email or "").strip().lower()
-    if kind == Kind.WIDGET:
-        return ""  # a widget visitor is reached only in reply, on their thread (the conversation's address)
+    if kind in (Kind.WIDGET, Kind.SHORT_VIDEO):
+        return ""  # a widget visitor or a short-video user is reached only in reply (the conversation's address)
     raw = (patient.phone_mobile or "").strip()
     if not raw:
         return ""
@@ -294,6 +298,10 @@ def queue_messages(
                 last = getattr(conversations.get(message.patient_id), "last_inbound_at", None)
                 if last is None or last < now - CARE_WINDOW:
                     reason = OUTSIDE_CARE_WINDOW
+            elif kind == Kind.SHORT_VIDEO:
+                last = getattr(conversations.get(message.patient_id), "last_inbound_at", None)
+                if last is None or last < now - REPLY_WINDOW:
+                    reason = OUTSIDE_REPLY_WINDOW
             results.append(QueueResult(message.reference, None, reason))
             if reason is None:
                 to_queue.append((message, address))
@@ -539,10 +547,13 @@ def _envelope(message: Message) -> Envelope:
         body=message.body,
         subject=message.subject,
         outbound=message.outbound,
+        thread_id=message.conversation.provider_thread_id,
     )
 
 
-def _envelope_of(connection, organization, *, message_id, to: str, body: str, subject: str, outbound: dict) -> Envelope:
+def _envelope_of(
+    connection, organization, *, message_id, to: str, body: str, subject: str, outbound: dict, thread_id: str = ""
+) -> Envelope:
     token = connection.routing_token
     callback = {
         Kind.SMS: f"{settings.SVC_BASE_URL}/webhooks/sms/{token}/status",
@@ -560,6 +571,7 @@ def _envelope_of(connection, organization, *, message_id, to: str, body: str, su
         template=outbound.get("template"),
         sender_name=" ".join(organization.name.split())[:78],  # no line break can reach a header
         status_callback_url=callback,
+        thread_id=thread_id,
     )
 
 
@@ -685,9 +697,9 @@ def _try(message: Message, rules: _Rules, sender, credentials: dict) -> Outcome:
     if quiet_end is not None:
         return Outcome(message, held=QUIET_HOURS, retry_at=quiet_end)
     connection = message.conversation.connection
-    if connection.id not in credentials:
-        credentials[connection.id] = connection_credentials(connection)
     try:
+        if connection.id not in credentials:  # a short-video token due is refreshed first (SendFailed if it fails)
+            credentials[connection.id] = credentials_for_sending(connection, refresh=not sender.sandbox)
         provider_id, request = sender.send(_envelope(message), credentials[connection.id])
     except SendFailed as failed:
         if failed.retryable and message.attempts < MAX_SEND_ATTEMPTS:

@@ -8,6 +8,9 @@ suppress). Verification works on the untouched body; parsing only ever sees veri
 | messaging_app       | WhatsApp Business Cloud API   | X-Hub-Signature-256: sha256=hex HMAC-SHA256(app secret, body)|
 | email               | Resend (Svix signing)         | svix-signature: v1,base64 HMAC-SHA256(secret, id.ts.body)    |
 | telephony_messaging | Telnyx Messaging              | telnyx-signature-ed25519 over "timestamp|body"              |
+| short_video         | TikTok Business Messaging     | TikTok-Signature: t=…,s=hex HMAC-SHA256(secret, "t.body")    |
+
+(short_video's adapter is apps.conversations.short_video.)
 """
 
 import base64
@@ -20,10 +23,8 @@ from dataclasses import asdict, dataclass, field
 from urllib.parse import parse_qsl
 
 import httpx
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from apps.core.crypto import constant_time_equals
+from apps.core.crypto import Ed25519SignatureRefused, constant_time_equals, verify_telnyx_signature
 
 MAX_FORM_FIELDS = 200
 MAX_MEDIA = 10
@@ -47,6 +48,8 @@ class InboundText:
     media: list[dict] = field(default_factory=list)  # [{"contentType", "providerUrl" or "providerMediaId"}]
     subject: str = ""
     type: str = "message"
+    thread: str = ""  # short_video: the platform's conversation id (replies are addressed to it)
+    sender_name: str = ""  # short_video: the sender's handle (matched against patients' customFields)
 
 
 @dataclass(frozen=True)
@@ -548,15 +551,11 @@ class TelnyxMessaging:
 
     @staticmethod
     def verify(public_key: str, signature: str, timestamp: str, raw: bytes, now: float) -> None:
-        if not signature or not timestamp:
-            raise SignatureRefused("telnyx-signature-ed25519 and telnyx-timestamp are required")
-        if not _in_window(timestamp, now):
-            raise SignatureRefused("telnyx-timestamp is more than five minutes from now")
+        """The shared Telnyx check (apps.core.crypto.verify_telnyx_signature, also the dialer's)."""
         try:
-            key = Ed25519PublicKey.from_public_bytes(base64.b64decode(public_key))
-            key.verify(base64.b64decode(signature, validate=True), timestamp.encode() + b"|" + raw)
-        except (InvalidSignature, binascii.Error, ValueError):
-            raise SignatureRefused("telnyx-signature-ed25519 does not match") from None
+            verify_telnyx_signature(public_key, signature, timestamp, raw, now=now, window=SIGNATURE_WINDOW_SECONDS)
+        except Ed25519SignatureRefused as refusal:
+            raise SignatureRefused(str(refusal)) from None
 
     @staticmethod
     def items(raw: bytes) -> list[Item]:

@@ -9,6 +9,9 @@
   never sends twice) → {"id"}; errors {"name", "message"}.
 - Telephony messaging, Telnyx: POST {api}/v2/messages, bearer API key, JSON from, to, text, webhook_url →
   {"data": {"id"}}; errors {"errors": [{"code", "detail"}]}.
+- Short-video messages, TikTok Business Messaging: POST {api}/business/message/send/, header Access-Token, JSON
+  business_id, recipient_type CONVERSATION, recipient (the platform's conversation id), message_type TEXT, text.body
+  → {"code": 0, "data": {"message": {"message_id"}}}; a refusal is a non-zero code, usually with HTTP 200.
 
 The provider transport sends with httpx (connect 5 s, read 15 s). The sandbox transport (`make run`, tests by default)
 records the request it would have sent (never the credentials) and answers like the provider accepting it.
@@ -47,6 +50,7 @@ class Envelope:
     template: dict | None = None
     sender_name: str = ""  # e-mail display name (the practice)
     status_callback_url: str = ""  # where the provider posts delivery statuses (routing token URL)
+    thread_id: str = ""  # short_video: the platform's conversation id the reply goes to
 
 
 @dataclass(frozen=True)
@@ -215,17 +219,63 @@ class TelnyxSend:
         return str(first.get("code") or "")
 
 
+# TikTok Business API codes: rate limited or a fault of theirs is worth another attempt; a token it no longer accepts
+# marks the connection unhealthy (the practice connects again); any other code fails the message with it.
+TIKTOK_RETRYABLE = frozenset({"40100", "50000", "50002"})
+TIKTOK_TOKEN_REFUSED = frozenset({"40102", "40104", "40105"})
+
+
+class ShortVideoSend:
+    @staticmethod
+    def request(envelope: Envelope, credentials: dict) -> ProviderRequest:
+        if not envelope.thread_id:
+            raise SendFailed("NO_PLATFORM_CONVERSATION")  # the platform only takes replies in a conversation
+        message = {
+            "business_id": envelope.from_address,
+            "recipient_type": "CONVERSATION",
+            "recipient": envelope.thread_id,
+            "message_type": "TEXT",
+            "text": {"body": envelope.body},
+        }
+        return ProviderRequest(
+            "POST",
+            f"{_base('SVC_SHORT_VIDEO_API_URL')}/business/message/send/",
+            headers={"Access-Token": credentials.get("access_token", "")},
+            json=message,
+        )
+
+    @staticmethod
+    def refusal(data: dict) -> SendFailed | None:
+        """An answer with a non-zero code is a refusal whatever the HTTP status."""
+        code = str(data.get("code", ""))
+        if code in ("0", ""):
+            return None
+        return SendFailed(code, retryable=code in TIKTOK_RETRYABLE, refused=code in TIKTOK_TOKEN_REFUSED)
+
+    @staticmethod
+    def accepted(data: dict) -> str:
+        inner = data.get("data")
+        message = inner.get("message") if isinstance(inner, dict) else None
+        return str(message.get("message_id") or "") if isinstance(message, dict) else ""
+
+    @staticmethod
+    def error_code(data: dict) -> str:
+        return str(data.get("code") or "")
+
+
 ADAPTERS = {
     Kind.SMS: TwilioSend,
     Kind.MESSAGING_APP: WhatsAppSend,
     Kind.EMAIL: ResendSend,
     Kind.TELEPHONY_MESSAGING: TelnyxSend,
+    Kind.SHORT_VIDEO: ShortVideoSend,
 }
 PROVIDER_NAMES = {
     Kind.SMS: "twilio",
     Kind.MESSAGING_APP: "whatsapp_cloud",
     Kind.EMAIL: "resend",
     Kind.TELEPHONY_MESSAGING: "telnyx",
+    Kind.SHORT_VIDEO: "tiktok_business_messaging",
 }
 
 
@@ -283,6 +333,10 @@ class ProviderTransport:
             raise SendFailed("PROVIDER_UNREACHABLE", retryable=True) from None
         data = _json(response)
         if response.status_code in (200, 201, 202):
+            refusal = getattr(adapter, "refusal", None)  # a provider that refuses with a 200 (TikTok's codes)
+            failed = refusal(data) if refusal is not None else None
+            if failed is not None:
+                raise failed
             provider_id = adapter.accepted(data)
             if not provider_id:
                 raise SendFailed("PROVIDER_ANSWER_INVALID", retryable=True)
@@ -315,6 +369,7 @@ def _configured(kind: str) -> bool:
         Kind.MESSAGING_APP: "SVC_MESSAGING_APP_GRAPH_URL",
         Kind.EMAIL: "SVC_EMAIL_PROVIDER_API_URL",
         Kind.TELEPHONY_MESSAGING: "SVC_TELEPHONY_API_URL",
+        Kind.SHORT_VIDEO: "SVC_SHORT_VIDEO_API_URL",
     }[kind]
     return bool(getattr(settings, setting, ""))
 

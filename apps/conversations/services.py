@@ -34,6 +34,8 @@ CREDENTIALS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     Kind.SMS: (("account_sid", "auth_token"), ()),  # Twilio Programmable Messaging
     Kind.EMAIL: ((), ()),  # Resend: the practice's domain lives in the platform's account
     Kind.TELEPHONY_MESSAGING: (("public_key",), ("api_key",)),  # Telnyx (the account's Ed25519 public key)
+    # TikTok Business Messaging: the tokens come from the OAuth flow (apps.conversations.connecting), never typed.
+    Kind.SHORT_VIDEO: ((), ()),
 }
 
 

@@ -14,7 +14,7 @@ from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 from apps.core.access import access_backend
 from apps.core.errors import BrowserSessionRequired, InsufficientScope, NotAuthenticated, PermissionDenied
-from apps.core.scopes import ACCOUNT_AREA, SCOPE_AREAS  # noqa: F401  (re-exported: views import them from here)
+from apps.core.scopes import ACCOUNT_AREA, DIALER_AREA, SCOPE_AREAS  # noqa: F401  (re-exported for views)
 
 # The caller's own identity (sign-out, /auth/me, /user/*): authenticated, no practice permission involved.
 AUTHENTICATED = "authenticated"
@@ -38,6 +38,10 @@ def declared_permission(view, method: str) -> str | None:
 
 
 def required_scopes(method: str, area: str) -> frozenset[str]:
+    if area == DIALER_AREA:
+        # Calls and recordings: the "dialer" scope itself, whatever the method (no read/write pair; the coarse
+        # read and write scopes do not reach them).
+        return frozenset({DIALER_AREA})
     if method in SAFE_METHODS:
         if area == ACCOUNT_AREA:
             return frozenset({"read"})

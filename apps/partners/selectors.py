@@ -18,6 +18,7 @@ from apps.accounts.models import Invitation, Membership, Organization, User
 from apps.core.credentials import Credential
 from apps.core.errors import OrganizationForbidden
 from apps.core.uuids import parse_uuid
+from apps.leadads.public import setup_area as lead_ads_setup_area
 from apps.partners.errors import PracticeNotFound
 from apps.partners.models import PracticeLink
 
@@ -152,11 +153,12 @@ def setup_status(*, practice: Organization) -> dict:
     member_count = Membership.objects.for_org(practice).count()
     pending = Invitation.objects.for_org(practice).filter(status=Invitation.Status.PENDING, expires_at__gt=now).count()
     invitation = newest_owner_invitation(practice)
+    lead_ads = lead_ads_setup_area(practice)
     guide = [
         {"key": "owner", "title": "The practice owner accepts the invitation", "done": joined, "available": True},
         {"key": "team", "title": "Invite the team", "done": member_count > 1, "available": True},
         {"key": "website", "title": "Connect the website", "done": False, "available": False},
-        {"key": "lead_ads", "title": "Connect lead ads", "done": False, "available": False},
+        {"key": "lead_ads", "title": "Connect lead ads", "done": lead_ads["configured"], "available": True},
         {"key": "conversions", "title": "Send conversions to ad platforms", "done": False, "available": False},
         {"key": "email_domains", "title": "Verify an e-mail sending domain", "done": False, "available": False},
         {"key": "agreements", "title": "Accept the pending agreements", "done": False, "available": False},
@@ -166,7 +168,7 @@ def setup_status(*, practice: Organization) -> dict:
         "owner": {"joined": joined, "invitation": invitation},
         "team": {"member_count": member_count, "pending_invitations": pending},
         "website": UNAVAILABLE_AREA,
-        "lead_ads": UNAVAILABLE_AREA,
+        "lead_ads": lead_ads,
         "conversions": UNAVAILABLE_AREA,
         "email_domains": UNAVAILABLE_AREA,
         "pending_agreements": {"available": False, "items": []},

@@ -110,6 +110,9 @@ INSTALLED_APPS = [
     "apps.referrals",
     "apps.reputation",
     "apps.widget",
+    "apps.dialer",
+    "apps.voice",
+    "apps.leadads",
     "oauth2_provider",
     "apps.oauth",
     "apps.mcp",
@@ -316,6 +319,10 @@ SPECTACULAR_SETTINGS = {
         "apps.oauth.openapi.add_oauth_paths",  # after camelizing: OAuth's wire names are snake_case by RFC
     ],
     "ENUM_NAME_OVERRIDES": {
+        "AiVoiceJobStatusEnum": "apps.voice.models.JobStatus",
+        "AiVoiceErrorCodeEnum": "apps.voice.models.ErrorCode",
+        "LeadAdPlatformEnum": "apps.leadads.models.Platform",
+        "LeadAdHealthEnum": "apps.leadads.models.Health",
         "MemberRoleEnum": "apps.accounts.roles.ROLE_CHOICES",
         "WorkspaceEnum": "apps.accounts.roles.WORKSPACE_CHOICES",
         "PatientStatusEnum": "apps.patients.models.Status",
@@ -452,6 +459,23 @@ SVC_EMAIL_PROVIDER_API_KEY = env("SVC_EMAIL_PROVIDER_API_KEY", "") or ""
 SVC_OUTBOUND_TRANSPORT = env("SVC_OUTBOUND_TRANSPORT", "provider") or "provider"
 SVC_SMS_API_URL = env("SVC_SMS_API_URL", "https://api.twilio.com") or "https://api.twilio.com"
 SVC_TELEPHONY_API_URL = env("SVC_TELEPHONY_API_URL", "https://api.telnyx.com") or "https://api.telnyx.com"
+# The dialer (apps.dialer.provider) speaks to SVC_TELEPHONY_API_URL with each connection's API key; "sandbox" calls
+# nothing (number searches and orders, calls and recordings are made up locally: make run, tests).
+SVC_TELEPHONY_TRANSPORT = env("SVC_TELEPHONY_TRANSPORT", "provider") or "provider"
+# Short-video direct messages (apps.conversations, TikTok Business Messaging): the platform app's client key and
+# secret (the secret signs every account's webhooks: TikTok-Signature), the OAuth authorize page, and the Business
+# API base (token exchange and refresh, message send, media download). Without a client key the connect route
+# answers 409; without the secret the webhook answers 503 (SVC_OUTBOUND_TRANSPORT "sandbox" exchanges no code).
+SVC_SHORT_VIDEO_CLIENT_KEY = env("SVC_SHORT_VIDEO_CLIENT_KEY", "") or ""
+SVC_SHORT_VIDEO_CLIENT_SECRET = env("SVC_SHORT_VIDEO_CLIENT_SECRET", "") or ""
+SVC_SHORT_VIDEO_AUTHORIZE_URL = (
+    env("SVC_SHORT_VIDEO_AUTHORIZE_URL", "https://www.tiktok.com/v2/auth/authorize/")
+    or "https://www.tiktok.com/v2/auth/authorize/"
+)
+SVC_SHORT_VIDEO_API_URL = (
+    env("SVC_SHORT_VIDEO_API_URL", "https://business-api.tiktok.com/open_api/v1.3")
+    or "https://business-api.tiktok.com/open_api/v1.3"
+).rstrip("/")
 
 # Notifications (apps.notifications): kept this long, and a task that fell due up to this long ago is still noticed
 # (the task-due sweep runs every minute; a beat outage longer than this skips the notices in between).
@@ -464,6 +488,15 @@ SVC_AI_ASSIST_PROVIDER_URL = (env("SVC_AI_ASSIST_PROVIDER_URL", "") or "").rstri
 SVC_AI_ASSIST_PROVIDER_KEY = env("SVC_AI_ASSIST_PROVIDER_KEY", "") or ""
 SVC_AI_ASSIST_PROVIDER_MODEL = env("SVC_AI_ASSIST_PROVIDER_MODEL", "") or ""
 SVC_AI_ASSIST_TIMEOUT = float(env("SVC_AI_ASSIST_TIMEOUT", "30") or 30)  # seconds for the provider to answer
+# AI Voice (apps.voice): call transcripts through a speech-to-text provider speaking the OpenAI audio API (the URL is
+# the API's base, e.g. https://api.openai.com/v1: …/audio/transcriptions is appended), summaries through the AI assist
+# provider above. "provider" is off until URL, key and model are all set; "sandbox" calls nothing (make run).
+SVC_AI_VOICE_TRANSPORT = env("SVC_AI_VOICE_TRANSPORT", "provider") or "provider"
+SVC_AI_VOICE_TRANSCRIBE_URL = (env("SVC_AI_VOICE_TRANSCRIBE_URL", "") or "").rstrip("/")
+SVC_AI_VOICE_TRANSCRIBE_KEY = env("SVC_AI_VOICE_TRANSCRIBE_KEY", "") or ""
+SVC_AI_VOICE_TRANSCRIBE_MODEL = env("SVC_AI_VOICE_TRANSCRIBE_MODEL", "") or ""
+SVC_AI_VOICE_TIMEOUT = float(env("SVC_AI_VOICE_TIMEOUT", "120") or 120)  # seconds for a transcription's answer
+SVC_AI_VOICE_MAX_AUDIO_BYTES = 25 * 1024 * 1024  # the reference API's upload cap; larger recordings fail
 
 # Deposits and payments (apps.deposits; Stripe Connect as the reference): the platform's API base and secret key, the
 # Connect OAuth client id and authorize base, the checkout page's origin (the deposit page may post on to it), the
@@ -483,6 +516,19 @@ SVC_PAYMENTS_CHECKOUT_ORIGIN = env("SVC_PAYMENTS_CHECKOUT_ORIGIN", "https://chec
 SVC_PAYMENTS_WEBHOOK_SECRET = env("SVC_PAYMENTS_WEBHOOK_SECRET", "") or ""
 SVC_PAYMENTS_BILLING_WEBHOOK_SECRET = env("SVC_PAYMENTS_BILLING_WEBHOOK_SECRET", "") or ""
 SVC_DEPOSIT_LINK_DAYS = 14
+
+# Native lead ads (apps.leadads). The social platform's app (Meta): its secret (X-Hub-Signature-256 and signed_request)
+# and the webhook verify token, the lead API's Graph base (version included). The short-video platform's lead
+# generation app secret (TikTok-Signature). "sandbox" fetches no lead from the platform (make run, tests). The peer
+# region's API base (rule 7: bodies for pages not connected here are forwarded there; empty: parked for review).
+SVC_LEAD_ADS_META_APP_SECRET = env("SVC_LEAD_ADS_META_APP_SECRET", "") or ""
+SVC_LEAD_ADS_META_VERIFY_TOKEN = env("SVC_LEAD_ADS_META_VERIFY_TOKEN", "") or ""
+SVC_LEAD_ADS_GRAPH_URL = (
+    env("SVC_LEAD_ADS_GRAPH_URL", "https://graph.facebook.com/v21.0") or "https://graph.facebook.com/v21.0"
+).rstrip("/")
+SVC_LEAD_ADS_SHORT_VIDEO_SECRET = env("SVC_LEAD_ADS_SHORT_VIDEO_SECRET", "") or ""
+SVC_LEAD_ADS_TRANSPORT = env("SVC_LEAD_ADS_TRANSPORT", "provider") or "provider"
+SVC_LEAD_ADS_PEER_URL = (env("SVC_LEAD_ADS_PEER_URL", "") or "").rstrip("/")
 
 # Celery: at-least-once work. Late acks + requeue on a lost worker; visibility timeout above the longest task,
 # and no ETA longer than it (long delays are rows with a due time that beat sweeps).
@@ -514,16 +560,27 @@ CELERY_BEAT_SCHEDULE = {
     "notifications-purge": {"task": "apps.notifications.tasks.purge_old", "schedule": 3600.0},
     "referrals-sweep": {"task": "apps.referrals.tasks.sweep", "schedule": 600.0},
     "reputation-sync": {"task": "apps.reputation.tasks.sync_all", "schedule": 900.0},
+    "widget-received-sweep": {"task": "apps.widget.tasks.sweep_received", "schedule": 60.0},
+    "dialer-sweep": {"task": "apps.dialer.tasks.sweep", "schedule": 60.0},
+    "dialer-purge-events": {"task": "apps.dialer.tasks.purge_events", "schedule": 3600.0},
+    "voice-sweep": {"task": "apps.voice.tasks.sweep", "schedule": 60.0},
+    "leadads-sweep": {"task": "apps.leadads.tasks.sweep", "schedule": 60.0},
 }
 
 # capacity: every socket of one daphne process receives through one Redis key (channels_redis's process-specific
 # channel), so the library's default of 100 pending messages is shared by all of that process's sockets; a burst past
 # it was dropped silently (bench/widget lost half its pushes). Pending messages still expire after 60 s.
+# socket_timeout: channels_redis waits for messages with BZPOPMIN for 5 s, and redis-py 8 gives every connection a
+# 5 s read timeout by default: the two raced, and the socket whose receive lost closed with 1011 ("Timeout reading
+# from Redis"; bench/widget lost up to half its sockets that way under load). The read must outlast the block.
 SVC_CHANNEL_LAYER_CAPACITY = int(env("SVC_CHANNEL_LAYER_CAPACITY", "5000") or 5000)
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL], "capacity": SVC_CHANNEL_LAYER_CAPACITY},
+        "CONFIG": {
+            "hosts": [{"address": REDIS_URL, "socket_timeout": 30}],
+            "capacity": SVC_CHANNEL_LAYER_CAPACITY,
+        },
     },
 }
 
@@ -544,6 +601,7 @@ SVC_LIVE_HANDSHAKE_BUCKET = (300, 5.0)  # GET /today/ws handshakes per user
 SVC_SUPPORT_CHAT_BUCKET = (30, 1.0)  # POST /support/messages per user
 SVC_AI_ASSIST_BUCKET = (60, 6 / 60)  # AI assist (suggest, summarize) per organization: 60 burst, 6 per minute
 SVC_CAMPAIGN_TEST_SEND_BUCKET = (20, 20 / 3600)  # POST /campaigns/{id}/test-send per sender per campaign
+SVC_DIALER_NUMBER_ORDER_BUCKET = (60, 18 / 3600)  # POST /dialer/numbers per organization (releases never limited)
 SVC_CAPTURE_FORM_BUCKET = (200, 5.0)  # POST /capture/{token} per form endpoint
 SVC_SITE_DISCOVERY_BUCKET = (30, 0.5)  # POST /site/{siteKey}/forms per site
 SVC_REFERRAL_CONFIG_BUCKET = (120, 4.0)  # GET /referral/{token} per practice

@@ -17,7 +17,7 @@ _worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
 _redis_db = int(os.environ.get("TEST_REDIS_DB_BASE", "1")) + int(_worker.removeprefix("gw") or 0) % 8
 TEST_REDIS_URL = REDIS_URL.rsplit("/", 1)[0] + f"/{_redis_db}"
 CACHES["default"]["LOCATION"] = TEST_REDIS_URL
-CHANNEL_LAYERS["default"]["CONFIG"]["hosts"] = [TEST_REDIS_URL]
+CHANNEL_LAYERS["default"]["CONFIG"]["hosts"][0]["address"] = TEST_REDIS_URL  # the host keeps its socket_timeout
 CELERY_BROKER_URL = TEST_REDIS_URL
 # The e2e worker test starts a real worker with CELERY_TASK_ALWAYS_EAGER=0 in its environment.
 CELERY_TASK_ALWAYS_EAGER = os.environ.get("CELERY_TASK_ALWAYS_EAGER", "1") == "1"
@@ -45,6 +45,9 @@ SVC_MESSAGING_APP_GRAPH_URL = ""
 # Outbound messages are recorded, not sent; tests of the provider calls point the API URLs at local servers.
 SVC_OUTBOUND_TRANSPORT = os.environ.get("SVC_OUTBOUND_TRANSPORT", "sandbox")  # the e2e worker test: provider
 SVC_SMS_API_URL = os.environ.get("SVC_SMS_API_URL", SVC_SMS_API_URL)
+# The short-video platform app (tests/conversations/test_short_video.py signs with the secret).
+SVC_SHORT_VIDEO_CLIENT_KEY = "test-short-video-client-key"
+SVC_SHORT_VIDEO_CLIENT_SECRET = "test-short-video-client-secret"
 
 # Payments (apps.deposits): the sandbox unless a test points the API at a local server; fixed signing secrets.
 SVC_PAYMENTS_TRANSPORT = "sandbox"
@@ -53,3 +56,11 @@ SVC_PAYMENTS_CLIENT_ID = "ca_test_platform"
 SVC_PAYMENTS_WEBHOOK_SECRET = "whsec_test_payments_connect"
 SVC_PAYMENTS_BILLING_WEBHOOK_SECRET = "whsec_test_payments_billing"
 SVC_REPUTATION_TRANSPORT = "sandbox"
+# Native lead ads (apps.leadads): the sandbox unless a test points the Graph URL at a local server; fixed secrets.
+SVC_LEAD_ADS_TRANSPORT = "sandbox"
+SVC_LEAD_ADS_META_APP_SECRET = "test-lead-ads-meta-app-secret"
+SVC_LEAD_ADS_META_VERIFY_TOKEN = "test-lead-ads-verify-token"
+SVC_LEAD_ADS_SHORT_VIDEO_SECRET = "test-lead-ads-short-video-secret"
+SVC_LEAD_ADS_PEER_URL = ""
+# The dialer (apps.dialer): the sandbox unless a test points the telephony API at a local server.
+SVC_TELEPHONY_TRANSPORT = "sandbox"

@@ -209,6 +209,18 @@ LEADING_ORGANIZATION_EXEMPT = {
     # A message deleted with its conversation (erasure) clears its recipient's link: Django's SET_NULL looks the
     # recipients up by message id alone.
     "campaigns_recip_message_idx",
+    # The dialer's sweeps: recordings still to download, stored recordings still to delete (erasure), telephony
+    # events still to process, and the retention purge of settled ones.
+    "dialer_recording_pending_idx",
+    "dialer_recording_del_idx",
+    "dialer_event_sweep_idx",
+    "dialer_event_done_idx",
+    # AI Voice's sweep: transcripts and summaries whose job was lost (requeued, at most three attempts).
+    "voice_transcript_open_idx",
+    "voice_summary_open_idx",
+    # The ad platform's deauthorize and data-deletion callbacks name the platform user who granted the page tokens,
+    # not a practice: the lookup that finds their connections in every practice.
+    "leadads_conn_user_idx",
 }
 
 
@@ -217,6 +229,8 @@ UNIQUE_ACROSS_PRACTICES = {
     # A number, address or account receives for one practice at a time: callbacks for it are routed by it (a
     # routing table, a reference table under Citus).
     "conv_connection_address_unique",
+    # A page, ad account or advertiser is connected to one practice at a time: lead callbacks are routed by it.
+    "leadads_connection_external_unique",
 }
 
 

@@ -5,7 +5,7 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from apps.core.permissions import ACCOUNT_AREA, BROWSER_SESSION_SURFACES, under_prefix
+from apps.core.permissions import ACCOUNT_AREA, BROWSER_SESSION_SURFACES, DIALER_AREA, under_prefix
 from apps.core.views import BaseApiView
 from apps.oauth.models import AccessToken
 from tests.helpers import assert_error
@@ -221,8 +221,13 @@ def test_scopes_gate_every_route(owner, method, path, area):
             continue
         raw, _ = mint(owner, scopes)
         assert_error(_call(bearer(raw), method, path), 403, "INSUFFICIENT_SCOPE")
+    if area == DIALER_AREA:  # calls, recordings, numbers: the "dialer" scope alone; the coarse scopes do not reach
+        raw, _ = mint(owner, "read write")
+        assert_error(_call(bearer(raw), method, path), 403, "INSUFFICIENT_SCOPE")
     # In scope: the coarse scope, and the area's own scope (reads also accept the area's .write).
     granted = [access] if area == ACCOUNT_AREA else [access, f"{area}.{access}"] + ([f"{area}.write"] if safe else [])
+    if area == DIALER_AREA:
+        granted = [DIALER_AREA]
     for scopes in granted:
         raw, _ = mint(owner, scopes)
         response = _call(bearer(raw), method, path)

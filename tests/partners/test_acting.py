@@ -143,14 +143,15 @@ def test_an_agency_member_reads_the_setup_status_of_a_linked_practice(agency, pr
         },
     }
     assert body["team"] == {"member_count": 0, "pending_invitations": 1}
-    for area in ("website", "lead_ads", "conversions", "email_domains"):
+    for area in ("website", "conversions", "email_domains"):
         assert body[area] == EMPTY_AREA
+    assert body["lead_ads"] == {"available": True, "configured": False}  # no lead-ad connection yet
     assert body["pending_agreements"] == {"available": False, "items": []}
     assert [(s["key"], s["done"], s["available"]) for s in body["guide"]] == [
         ("owner", False, True),
         ("team", False, True),
         ("website", False, False),
-        ("lead_ads", False, False),
+        ("lead_ads", False, True),
         ("conversions", False, False),
         ("email_domains", False, False),
         ("agreements", False, False),

@@ -65,11 +65,42 @@ def _fill_gaps(patient: Patient, data: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in data.items() if getattr(patient, key) in (None, "")}
 
 
-def _touch(*, form: CaptureForm, submission: CaptureSubmission, patient: Patient, found: Interpreted) -> None:
+def lead_lock(organization_id) -> None:
+    """One lead of a practice at a time, to the commit, whichever surface or path makes it (capture drain, sweep,
+    replay, lead ads, POST /leads): two leads of one person made at once would both find no patient and create two."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"capture:{organization_id}"])
+
+
+def lead_patient(*, organization, user, found: Interpreted, location, lead_source, by_email: bool = True):
+    """(patient, created): the practice's patient with the lead's e-mail (when `by_email`) or phone, with only the
+    gaps of its record filled, else a new one made from the lead."""
+    patient = patient_match(
+        organization=organization,
+        email=found.patient.get("email") if by_email else None,
+        phone=found.patient.get("phone_mobile"),
+    )
+    if patient is None:
+        data = dict(found.patient)
+        data.setdefault("first_name", "Unknown")
+        data["custom_fields"] = found.custom
+        data |= {"location": location, "lead_source": lead_source}
+        return patient_create(organization=organization, user=user, data=data), True
+    gaps = _fill_gaps(patient, found.patient | {"location": location, "lead_source": lead_source})
+    extra = {k: v for k, v in found.custom.items() if k not in patient.custom_fields}
+    if extra:
+        gaps["custom_fields"] = patient.custom_fields | extra
+    if gaps:
+        patient = patient_update(organization=organization, user=user, patient=patient, data=gaps)
+    return patient, False
+
+
+def touch_record(*, organization_id, patient: Patient, found: Interpreted, occurred_at, form=None, submission=None):
+    """The lead's attribution touch (UTM fields, the first click id, landing page, referrer)."""
     attribution = found.attribution
     click = next(((name, attribution[name]) for name in CLICK_IDS if attribution.get(name)), ("", ""))
     AttributionTouch.objects.create(
-        organization_id=form.organization_id,
+        organization_id=organization_id,
         patient=patient,
         form=form,
         submission=submission,
@@ -78,8 +109,28 @@ def _touch(*, form: CaptureForm, submission: CaptureSubmission, patient: Patient
         click_id=click[1][:500],
         landing_url=attribution.get("landing_url", ""),
         referrer=attribution.get("referrer", ""),
-        occurred_at=submission.created_at,
+        occurred_at=occurred_at,
     )
+
+
+def consent_grant(*, organization, user, patient: Patient, given: dict, source: str, evidence: str) -> None:
+    """Marketing consent the lead ticked: granted, with its evidence, only on the channels this lead gave and the
+    patient's record holds (never on an address the person did not enter)."""
+    channels = []
+    if given.get("email") and (patient.email or "").lower() == given["email"].lower():
+        channels.append(MarketingConsent.Channel.EMAIL)
+    if given.get("phone_mobile") and phone_digits(patient.phone_mobile or "") == phone_digits(given["phone_mobile"]):
+        channels.append(MarketingConsent.Channel.SMS)
+    for channel in channels:
+        consent_record(
+            organization=organization,
+            user=user,
+            patient=patient,
+            channel=channel,
+            status=MarketingConsent.State.GRANTED,
+            source=source,
+            evidence=evidence[:1000],
+        )
 
 
 @transaction.atomic
@@ -98,10 +149,7 @@ def submission_process(*, submission_id, organization_id) -> CaptureSubmission |
     )
     if submission is None:
         return None
-    # One submission of a practice at a time, whichever path runs it (drain, sweep, replay): two submissions of one
-    # person processed at once would both find no patient and create two.
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"capture:{organization_id}"])
+    lead_lock(organization_id)
     form, organization = submission.form, submission.form.organization
     submission.attempts += 1
     if form.mapping_confirmed_at is None:
@@ -139,30 +187,26 @@ def submission_process(*, submission_id, organization_id) -> CaptureSubmission |
         reasons.append(IntakeReviewItem.Reason.TREATMENT_ARCHIVED)
 
     # An incoming call is matched by the caller's number only; a form submission by e-mail or phone.
-    patient = patient_match(
+    patient, created = lead_patient(
         organization=organization,
-        email=None if calls else found.patient.get("email"),
-        phone=found.patient.get("phone_mobile"),
+        user=None,
+        found=found,
+        location=location,
+        lead_source=lead_source,
+        by_email=not calls,
     )
-    created = patient is None
-    if created:
-        data = dict(found.patient)
-        data.setdefault("first_name", "Unknown")
-        data["custom_fields"] = found.custom
-        data |= {"location": location, "lead_source": lead_source}
-        patient = patient_create(organization=organization, user=None, data=data)
-    else:
-        gaps = _fill_gaps(patient, found.patient | {"location": location, "lead_source": lead_source})
-        extra = {k: v for k, v in found.custom.items() if k not in patient.custom_fields}
-        if extra:
-            gaps["custom_fields"] = patient.custom_fields | extra
-        if gaps:
-            patient = patient_update(organization=organization, user=None, patient=patient, data=gaps)
-        if patient.archived_at is not None:
-            reasons.append(IntakeReviewItem.Reason.PATIENT_ARCHIVED)
+    if not created and patient.archived_at is not None:
+        reasons.append(IntakeReviewItem.Reason.PATIENT_ARCHIVED)
 
     journey = _journey_for(organization=organization, form=form, patient=patient, treatment=treatment)
-    _touch(form=form, submission=submission, patient=patient, found=found)
+    touch_record(
+        organization_id=form.organization_id,
+        patient=patient,
+        found=found,
+        occurred_at=submission.created_at,
+        form=form,
+        submission=submission,
+    )
     timeline_record(
         organization=organization,
         user=None,
@@ -172,8 +216,13 @@ def submission_process(*, submission_id, organization_id) -> CaptureSubmission |
         data={"formId": str(form.id), "formName": form.name, "kind": form.kind, "submissionId": str(submission.id)},
     )
     if found.marketing_consent:
-        _grant_consent(
-            organization=organization, form=form, submission=submission, patient=patient, given=found.patient
+        consent_grant(
+            organization=organization,
+            user=None,
+            patient=patient,
+            given=found.patient,
+            source="capture_form",
+            evidence=f"capture form {form.id} ({form.name[:80]}), submission {submission.id}",
         )
     if reasons:
         IntakeReviewItem.objects.create(
@@ -209,28 +258,6 @@ def _journey_for(*, organization, form: CaptureForm, patient: Patient, treatment
         user=None,
         data={"patient": patient, "treatment": treatment, "source": source, "assignee": None},
     )
-
-
-def _grant_consent(
-    *, organization, form: CaptureForm, submission: CaptureSubmission, patient: Patient, given: dict
-) -> None:
-    """Marketing consent ticked on the form: granted, with the form as evidence, only on the channels this
-    submission gave and the patient's record holds (never on an address the submitter did not enter)."""
-    channels = []
-    if given.get("email") and (patient.email or "").lower() == given["email"].lower():
-        channels.append(MarketingConsent.Channel.EMAIL)
-    if given.get("phone_mobile") and phone_digits(patient.phone_mobile or "") == phone_digits(given["phone_mobile"]):
-        channels.append(MarketingConsent.Channel.SMS)
-    for channel in channels:
-        consent_record(
-            organization=organization,
-            user=None,
-            patient=patient,
-            channel=channel,
-            status=MarketingConsent.State.GRANTED,
-            source="capture_form",
-            evidence=f"capture form {form.id} ({form.name[:80]}), submission {submission.id}",
-        )
 
 
 def unpark_confirmed(*, older_than: timedelta = timedelta(seconds=30)) -> int:

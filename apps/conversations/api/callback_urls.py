@@ -3,7 +3,7 @@ test instead of walking the whole API's routes (twice a request: the body cap re
 
 from django.urls import path
 
-from apps.conversations.api import callbacks
+from apps.conversations.api import callbacks, short_video
 
 urlpatterns = [
     path("sms/<str:token>", callbacks.SmsInboundView.as_view(), name="webhooks-sms"),
@@ -14,5 +14,11 @@ urlpatterns = [
         "telephony-messaging/<str:token>",
         callbacks.TelephonyMessagingView.as_view(),
         name="webhooks-telephony-messaging",
+    ),
+    path("short-video", short_video.ShortVideoWebhookView.as_view(), name="webhooks-short-video"),
+    path(
+        "short-video/oauth/callback",
+        short_video.ShortVideoOAuthCallbackView.as_view(),
+        name="webhooks-short-video-oauth-callback",
     ),
 ]

@@ -40,7 +40,11 @@ class ParkedCallbackSerializer(serializers.Serializer):
     id = serializers.UUIDField()
     kind = serializers.ChoiceField(choices=Kind.choices)
     receiving_address = serializers.CharField(help_text="The number or address the provider delivered to.")
-    reason = serializers.CharField(help_text="address_not_connected: no connection of the practice has it.")
+    reason = serializers.CharField(
+        help_text="address_not_connected: no connection of the practice has it; sender_not_matched: a short-video "
+        "message no patient stands for (record the sender's handle in the patient's customFields.shortVideoHandle, "
+        "then replay it)."
+    )
     state = serializers.ChoiceField(choices=ParkedCallback.State.choices)
     items = ParkedItemSerializer(many=True)
     created_at = serializers.DateTimeField()

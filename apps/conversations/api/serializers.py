@@ -6,7 +6,7 @@ import re
 
 from rest_framework import serializers
 
-from apps.conversations.models import PROVIDER_KIND_CHOICES, ChannelConnection, Kind, Status
+from apps.conversations.models import CREATABLE_KIND_CHOICES, PROVIDER_KIND_CHOICES, ChannelConnection, Kind, Status
 from apps.conversations.services import CREDENTIALS
 from apps.core.fields import ClockTimeField
 from apps.core.naming import to_camel
@@ -22,6 +22,7 @@ CALLBACK_PATHS = {
     Kind.SMS: "/webhooks/sms/{token}",
     Kind.EMAIL: "/webhooks/email-provider",
     Kind.TELEPHONY_MESSAGING: "/webhooks/telephony-messaging/{token}",
+    Kind.SHORT_VIDEO: "/webhooks/short-video",
 }
 SETTABLE_STATUSES = (Status.PENDING, Status.ACTIVE, Status.DISCONNECTED)
 
@@ -113,8 +114,9 @@ class ChannelConnectionSerializer(serializers.Serializer):
 
 class ChannelConnectionCreateSerializer(StrictSerializer):
     kind = serializers.ChoiceField(
-        choices=PROVIDER_KIND_CHOICES,
-        help_text="A chat widget's connection is made with the widget (POST /widget-connections), not here.",
+        choices=CREATABLE_KIND_CHOICES,
+        help_text="A chat widget's connection is made with the widget (POST /widget-connections), a short-video "
+        "account's through the platform's OAuth (POST /settings/channel-connections/short-video/connect), not here.",
     )
     name = serializers.CharField(min_length=1, max_length=120)
     address = serializers.CharField(
@@ -203,3 +205,26 @@ class MessagingSettingsUpdateSerializer(StrictSerializer):
     quiet_hours_enabled = serializers.BooleanField(required=False)
     quiet_hours_start = ClockTimeField(required=False, help_text="HH:MM")
     quiet_hours_end = ClockTimeField(required=False, help_text="HH:MM")
+
+
+class ShortVideoConnectSerializer(StrictSerializer):
+    name = serializers.CharField(
+        min_length=1,
+        max_length=120,
+        required=False,
+        default="Short-video messages",
+        help_text="The connection's name once connected.",
+    )
+
+    class Meta:
+        ref_name = "ShortVideoConnect"
+
+
+class ShortVideoConnectStartSerializer(serializers.Serializer):
+    authorize_url = serializers.URLField(
+        help_text="Send the person here; the platform returns them to GET /webhooks/short-video/oauth/callback."
+    )
+    expires_in = serializers.IntegerField(help_text="Seconds the attempt stays valid (600).")
+
+    class Meta:
+        ref_name = "ShortVideoConnectStart"

@@ -1,12 +1,13 @@
 from django.urls import path
 
-from apps.conversations.api import attachments, inbox, ingest_review, views
+from apps.conversations.api import attachments, inbox, ingest_review, short_video, views
 
 BASE = "settings/channel-connections"
 ONE = f"{BASE}/<uuid_param:id>"
 
 urlpatterns = [
     path(BASE, views.ConnectionListView.as_view()),
+    path(f"{BASE}/short-video/connect", short_video.ShortVideoConnectView.as_view()),
     path(ONE, views.ConnectionItemView.as_view()),
     path(f"{ONE}/rotate-token", views.RotateTokenView.as_view()),
     path("settings/messaging", views.MessagingSettingsView.as_view()),

@@ -178,9 +178,9 @@ class SetupStatusView(BaseApiView):
         responses={200: s.SetupStatusOutput},
         summary="What the practice has set up so far: owner, team and the setup guide",
         description="Reads only. Owners, managers and agency members acting inside a linked practice; other "
-        "roles 403, and so does an agency acting on itself. Areas this deployment does not offer yet (website, "
-        "leadAds, conversions, emailDomains, pendingAgreements) answer available false, configured false "
-        "(agreements: items []).",
+        "roles 403, and so does an agency acting on itself. leadAds is configured once a lead-ad connection is "
+        "connected. Areas this deployment does not offer yet (website, conversions, emailDomains, "
+        "pendingAgreements) answer available false, configured false (agreements: items []).",
     )
     def get(self, request):
         status = selectors.setup_status(practice=self.organization)

@@ -6,13 +6,18 @@ provider would, so a developer sees the message arrive in the inbox.
     python manage.py simulate_inbound email --connection <id> --from maria@example.com --text "Spostare la visita"
     python manage.py simulate_inbound keypair     # an Ed25519 pair: connect telephony_messaging with the public key
     python manage.py simulate_inbound telephony_messaging --connection <id> --private-key <key> --from +39… --text …
+    python manage.py simulate_inbound short_video --connection <id> --from @maria.rossi --text "Ciao!"
 
 Messaging-app and e-mail callbacks are signed with this deployment's platform secrets (fixed local values under
 `make run`); the e-mail provider's webhook carries no text, so --text becomes the subject (the text itself is read
-from the provider's API, which a development machine has no key for).
+from the provider's API, which a development machine has no key for). A short-video direct message is signed with the
+platform app's client secret (TikTok-Signature); --from is the sender's handle, and the platform user id and
+conversation id are derived from it, so the same handle is the same person every time: it reaches the inbox when a
+patient's customFields.shortVideoHandle is that handle (or they wrote before), else the ingest-review queue.
 """
 
 import base64
+import hashlib
 import json
 import secrets
 import time
@@ -25,6 +30,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption,
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from apps.conversations import short_video
 from apps.conversations.api.serializers import callback_path
 from apps.conversations.models import ChannelConnection, Kind
 from apps.conversations.providers import ResendEmail, TwilioSms, WhatsAppCloud
@@ -39,7 +45,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("kind", choices=[*Kind.values, KEYPAIR], help="the channel kind, or keypair")
         parser.add_argument("--connection", help="the channel connection's id")
-        parser.add_argument("--from", dest="sender", help="the sender's number (E.164) or e-mail address")
+        parser.add_argument("--from", dest="sender", help="the sender's number (E.164), e-mail address or handle")
         parser.add_argument("--text", help="the message (the subject, for e-mail)")
         parser.add_argument("--private-key", help="telephony_messaging: the base64 Ed25519 private key")
         parser.add_argument("--server", default="http://localhost:8787", help="where the API answers")
@@ -147,3 +153,29 @@ class Command(BaseCommand):
         signature = base64.b64encode(key.sign(timestamp.encode() + b"|" + raw)).decode()
         headers = {"telnyx-signature-ed25519": signature, "telnyx-timestamp": timestamp}
         return raw, {"Content-Type": "application/json", **headers}
+
+    @staticmethod
+    def _short_video(connection, url, options):
+        handle = short_video.normalised_handle(options["sender"])
+        person = hashlib.sha256(f"{connection.address}:{handle}".encode()).hexdigest()
+        content = {
+            "conversation_id": f"sim-conversation-{person[:24]}",
+            "message_id": "sim-message-" + secrets.token_hex(12),
+            "timestamp": int(time.time() * 1000),
+            "type": "text",
+            "text": {"body": options["text"]},
+            "from": handle,
+            "from_user": {"id": f"sim-user-{person[24:48]}"},
+            "to": connection.name,
+            "to_user": {"id": connection.address},
+        }
+        event = {
+            "client_key": settings.SVC_SHORT_VIDEO_CLIENT_KEY,
+            "event": short_video.RECEIVED,
+            "create_time": int(time.time()),
+            "user_openid": connection.address,
+            "content": json.dumps(content),
+        }
+        raw = json.dumps(event).encode()
+        signature = short_video.signature_header(settings.SVC_SHORT_VIDEO_CLIENT_SECRET, raw, int(time.time()))
+        return raw, {"Content-Type": "application/json", short_video.SIGNATURE_HEADER: signature}

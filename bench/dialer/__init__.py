@@ -1,0 +1,1 @@
+"""python -m bench dialer: signed telephony call events acknowledged per second (issue 22)."""
