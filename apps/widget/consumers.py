@@ -7,8 +7,9 @@ bucket (600 burst, 10 per second) have a token; the socket is then accepted and 
 4408 no auth frame in time, 1009 a frame over SVC_WIDGET_FRAME_BYTES, 1003 a frame that is not a JSON object.
 
 Frames from the visitor, each taking a token from this socket's own bucket (120 burst, 1 per second):
-{"type": "message", "body", "clientMessageId"} (answered {"type": "ack", "clientMessageId", "message"}; the widget's
-send bucket applies too), {"type": "typing"} (shown to the conversation's assignee over /today/ws), {"type": "ping"}
+{"type": "message", "body", "clientMessageId"} (answered {"type": "ack", "clientMessageId", "message"} once it is
+kept durably, with the id its inbox message has or will have: a task files it in the inbox; the widget's send bucket
+applies too), {"type": "typing"} (shown to the conversation's assignee over /today/ws), {"type": "ping"}
 (answered "pong"). Frames to the visitor: {"type": "ready", "online"}, {"type": "message", "message"} (the
 practice's replies), {"type": "typing", "from": "practice"}, {"type": "error", "code", "message"}.
 """
@@ -158,7 +159,7 @@ class WidgetConsumer(AsyncWebsocketConsumer):
         if not await in_pool(_bucket_allows)("widget.send", self.widget.id, "SVC_WIDGET_SEND_BUCKET"):
             return await self._error("RATE_LIMITED", "too many messages to this widget; retry shortly")
         try:
-            message = await in_pool(self._store)(body, client_id)
+            accepted = await in_pool(self._accept)(body, client_id)
         except services.ThreadNotOpen:
             return await self._error("WIDGET_THREAD_NOT_OPEN", "open the thread first")
         except Exception as exc:
@@ -169,18 +170,18 @@ class WidgetConsumer(AsyncWebsocketConsumer):
                 "type": "ack",
                 "clientMessageId": client_id,
                 "message": {
-                    "id": str(message.id),
+                    "id": accepted.message_id,
                     "from": "visitor",
-                    "body": message.body,
-                    "sentAt": message.occurred_at.isoformat(),
+                    "body": accepted.body,
+                    "sentAt": accepted.sent_at.isoformat(),
                 },
             }
         )
 
-    def _store(self, body: str, client_id: str):
-        visitor = selectors.visitor_again(self.visitor)  # the thread may have been opened since the handshake
-        message, _ = services.message_send(widget=self.widget, visitor=visitor, body=body, client_message_id=client_id)
-        return message
+    def _accept(self, body: str, client_id: str) -> services.Accepted:
+        if self.visitor.patient_id is None:  # the thread may have been opened since the handshake
+            self.visitor = selectors.visitor_again(self.visitor)
+        return services.message_accept(widget=self.widget, visitor=self.visitor, body=body, client_message_id=client_id)
 
     async def _typing(self, frame: dict):
         await in_pool(services.visitor_typing)(visitor=self.visitor, widget=self.widget)

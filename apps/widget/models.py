@@ -43,3 +43,24 @@ class Visitor(TenantModel):
             models.Index(fields=["organization", "widget", "created_at"], name="widget_visitor_widget_idx"),
             models.Index(fields=["organization", "patient"], name="widget_visitor_patient_idx"),
         ]
+
+
+class ReceivedMessage(TenantModel):
+    """A visitor's message from the socket, kept durably and acknowledged with the id its inbox message will have;
+    a task builds the inbox rows (conversation, message, events, timeline) from it and deletes it. A retry of the
+    same client message id finds this row, or the stored message, and answers the same id."""
+
+    widget = models.ForeignKey(WidgetConnection, on_delete=models.CASCADE, related_name="+")
+    visitor = models.ForeignKey(Visitor, on_delete=models.CASCADE, related_name="+")
+    client_message_id = models.CharField(max_length=64)
+    message_id = models.UUIDField()  # the inbox message's id, given in the ack
+    body = models.TextField()
+    attempts = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "visitor", "client_message_id"], name="widget_received_client_id_uniq"
+            )
+        ]
+        indexes = [models.Index(fields=["organization", "created_at"], name="widget_received_org_idx")]

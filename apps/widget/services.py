@@ -1,5 +1,8 @@
 """Writes of the chat widget: widget connections (settings), visitors, their threads and messages (public)."""
 
+import datetime
+import logging
+import uuid
 from dataclasses import dataclass
 
 from django.db import connection, transaction
@@ -11,14 +14,22 @@ from apps.conversations.public import (
     widget_channel_create,
     widget_channel_sync,
     widget_message_received,
+    widget_message_stored,
 )
 from apps.core.errors import ApiError
 from apps.core.writes import assign_fields
-from apps.patients.public import Patient, lead_source_named, patient_create, patient_match
+from apps.patients.public import (
+    Patient,
+    lead_source_named,
+    patient_create,
+    patient_match,
+)
 from apps.patients.public import Status as PatientStatus
 from apps.today.public import push_to_users
 from apps.widget import live, tokens
-from apps.widget.models import Visitor, WidgetConnection
+from apps.widget.models import ReceivedMessage, Visitor, WidgetConnection
+
+logger = logging.getLogger("apps.widget")
 
 LEAD_SOURCE_NAME = "Chat widget"
 WIDGET_FIELDS = ("name", "allowed_origins", "greeting", "away_message", "office_hours", "active")
@@ -130,6 +141,14 @@ def message_send(
     """The visitor's message into the inbox (inbound on the widget's connection). Idempotent by client message id."""
     if visitor.patient_id is None:
         raise ThreadNotOpen()
+    pending = (
+        ReceivedMessage.objects.for_org(widget.organization_id)
+        .filter(visitor_id=visitor.id, client_message_id=client_message_id)
+        .values_list("id", flat=True)
+        .first()
+    )
+    if pending is not None:  # sent over the socket too and not filed yet: filed now, under the id its ack gave
+        received_store(received_id=pending)
     patient = Patient.objects.for_org(widget.organization_id).get(id=visitor.patient_id)
     # One visitor's messages are stored one at a time (the contact's advisory lock): a retry finds the first.
     message, created = widget_message_received(
@@ -142,6 +161,91 @@ def message_send(
     )
     Visitor.objects.for_org(widget.organization_id).filter(id=visitor.id).update(last_seen_at=timezone.now())
     return message, created
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """What the socket's ack carries: the inbox message's id (already stored, or to be), its body and time."""
+
+    message_id: str
+    body: str
+    sent_at: object  # datetime
+
+
+def message_accept(*, widget: WidgetConnection, visitor: Visitor, body: str, client_message_id: str) -> Accepted:
+    """The visitor's socket message, kept durably (one row) and answered with the id its inbox message will have; the
+    inbox rows are built by a task after the commit (store_received), so a socket's ack never waits for them.
+    Idempotent by client message id: a retry answers the same id, whether or not the message is stored yet."""
+    if visitor.patient_id is None:
+        raise ThreadNotOpen()
+    stored = widget_message_stored(
+        organization=widget.organization,
+        connection=widget.channel,
+        client_message_id=f"{visitor.id}:{client_message_id}",
+    )
+    if stored is not None:
+        return Accepted(str(stored.id), stored.body, stored.occurred_at)
+    with transaction.atomic():
+        received, created = ReceivedMessage.objects.for_org(widget.organization_id).get_or_create(
+            organization_id=widget.organization_id,
+            visitor=visitor,
+            client_message_id=client_message_id,
+            defaults={"widget": widget, "message_id": uuid.uuid4(), "body": body},
+        )
+        if created:
+            transaction.on_commit(lambda: _queue_store(received.id))
+    return Accepted(str(received.message_id), received.body, received.created_at)
+
+
+def _queue_store(received_id) -> None:
+    from apps.widget.tasks import store_received
+
+    try:
+        store_received.delay(str(received_id))
+    except Exception as exc:  # the broker is down: the minute sweep stores it
+        logger.warning("widget message not queued (%s); the sweep stores it", type(exc).__name__)
+
+
+def received_sweep(*, older_than_seconds: int = 60) -> int:
+    """Store the received socket messages whose task never ran (a broker outage, a lost worker). Returns how many."""
+    due = timezone.now() - datetime.timedelta(seconds=older_than_seconds)
+    ids = (
+        ReceivedMessage.objects.unscoped()
+        .filter(created_at__lte=due)
+        .order_by("created_at")
+        .values_list("id", flat=True)
+    )
+    return sum(1 for received_id in list(ids[:1000]) if received_store(received_id=received_id))
+
+
+def received_store(*, received_id) -> bool:
+    """Build the inbox rows of one received socket message and delete it (False when another worker has it or it is
+    gone). Its message keeps the id and time its ack gave."""
+    with transaction.atomic():
+        received = (
+            ReceivedMessage.objects.unscoped()
+            .select_for_update(skip_locked=True)
+            .select_related("widget__organization", "widget__channel", "visitor")
+            .filter(id=received_id)
+            .first()
+        )
+        if received is None:
+            return False
+        visitor = received.visitor
+        patient = Patient.objects.for_org(received.organization_id).get(id=visitor.patient_id)
+        widget_message_received(
+            organization=received.widget.organization,
+            connection=received.widget.channel,
+            patient=patient,
+            visitor_address=str(visitor.id),
+            body=received.body,
+            client_message_id=f"{visitor.id}:{received.client_message_id}",
+            message_id=received.message_id,
+            received_at=received.created_at,
+        )
+        Visitor.objects.for_org(received.organization_id).filter(id=visitor.id).update(last_seen_at=timezone.now())
+        received.delete()
+    return True
 
 
 def practice_typing(*, visitor_id) -> None:

@@ -15,7 +15,9 @@ per second, delivery p99 < 200 ms; memory per socket reported).
    "message" frame to the visitor's group); the frame's body carries the publish time. Delivery = receipt on the
    client - publish time (same clock).
 5. Visitor messages: each socket sends one {"type": "message"} frame per second for --seconds (staggered over the
-   second); round trip = the "ack" (stored in the inbox: widget_message_received) - the send.
+   second); round trip = the "ack" (the message kept durably, apps.widget.services.message_accept) - the send. Two
+   Celery workers file them in the inbox (store_received); the bench waits until all are filed and reports how long
+   after the last send that was, and the rate.
 Figures go to bench/results/widget.json (docs/benchmarks.md is written by hand from them).
 """
 
@@ -27,17 +29,20 @@ import multiprocessing
 import os
 import random
 import time
+from collections import Counter
 
 import httpx
 
 from bench import env
 from bench.measure import quantile, rss_bytes, uptime
-from bench.paths import RESULTS
+from bench.paths import RESULTS, VENV_BIN
 
 DEFAULT_URL = env.DEFAULT_URL + "_widget"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/11"
 ORIGIN = "https://www.bench.example"
 WAIT = 60
+INBOX_WAIT = 600  # seconds the bench waits for the worker to file every acknowledged visitor message
+WORKERS = ("widget-a", "widget-b")  # the worker processes filing visitor messages (one per core)
 
 
 def log(message: str) -> None:
@@ -206,7 +211,28 @@ async def drive(ws_url: str, clients: list[Client], args, publisher_start) -> di
     while any(client.sent for client in clients) and time.monotonic() < deadline:
         await asyncio.sleep(0.2)
     figures["rss_end"] = daphne_rss(args.daphne_pids)
+    figures["inbox"] = await asyncio.to_thread(wait_for_inbox, args.seconds)
     return figures
+
+
+def wait_for_inbox(seconds: int) -> dict:
+    """The worker's side: how long after the last visitor message the inbox held every acknowledged one (the
+    socket acks once a message is kept; the worker files it), and the rate it filed them at."""
+    from apps.conversations.models import Message
+    from apps.widget.models import ReceivedMessage
+
+    started = time.monotonic()
+    deadline = started + INBOX_WAIT
+    while ReceivedMessage.objects.unscoped().exists() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    waited = time.monotonic() - started
+    filed = Message.objects.unscoped().filter(direction="inbound").count()
+    return {
+        "filed": filed,
+        "unfiled": ReceivedMessage.objects.unscoped().count(),
+        "seconds_after_last_send": round(waited, 1),
+        "filed_per_second": round(filed / (seconds + waited), 1),
+    }
 
 
 def main(argv=None) -> int:
@@ -241,9 +267,19 @@ def main(argv=None) -> int:
     env.setup_django(url)
 
     server = env.Server(url, RESULTS / "widget-serve.log")
+    workers = env.CeleryWorkers(
+        list(WORKERS),
+        env=env.server_env(url),
+        log_paths=[RESULTS / f"widget-{name}.log" for name in WORKERS],
+        commands=[
+            [str(VENV_BIN / "celery"), "-A", "config", *env.worker_arguments(name, pool="prefork", concurrency=1)]
+            for name in WORKERS
+        ],
+    )
     publisher = None
     try:
         server.start()
+        workers.wait_ready()
         base = f"http://127.0.0.1:{server.port}"
         api = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {created['apiKey']}"}, timeout=60)
         widget = api.post("/widget-connections", json={"name": "Bench chat", "allowedOrigins": [ORIGIN]})
@@ -274,6 +310,7 @@ def main(argv=None) -> int:
         if publisher is not None and publisher.is_alive():
             publisher.terminate()
         server.stop()
+        workers.stop()
 
     pushes = [ms for client in clients for ms in client.pushes]
     acks = [ms for client in clients for ms in client.acks]
@@ -294,8 +331,13 @@ def main(argv=None) -> int:
         "memory_per_socket_kb": round((figures["rss_after"] - rss_before) / args.sockets / 1024, 1),
         "pushes_expected": expected,
         "push_delivery": summary(pushes),
+        # Which sockets missed pushes: {pushes received: sockets}, for the sockets that did not get all of them.
+        "sockets_short_of_pushes": dict(
+            sorted(Counter(len(c.pushes) for c in clients if len(c.pushes) < args.seconds).items())
+        ),
         "messages_expected": expected,
         "message_ack": summary(acks),
+        "inbox": figures["inbox"],
         "sockets_closed": len(closed),
         "errors": len(errors),
         "load": load,
@@ -309,6 +351,10 @@ def main(argv=None) -> int:
         problems.append(f"{len(closed)} sockets closed (e.g. {closed[:2]}), errors {sorted(set(errors))[:5]}")
     if pushes and quantile(pushes, 99) >= 200:
         problems.append(f"push delivery p99 {quantile(pushes, 99):.0f} ms (target < 200 ms)")
+    if acks and quantile(acks, 99) >= 200:
+        problems.append(f"visitor message ack p99 {quantile(acks, 99):.0f} ms (target < 200 ms)")
+    if figures["inbox"]["unfiled"]:
+        problems.append(f"{figures['inbox']['unfiled']} acknowledged messages not in the inbox after {INBOX_WAIT} s")
     figures["problems"] = problems
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "widget.json").write_text(json.dumps(figures, indent=2))

@@ -12,6 +12,8 @@ from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
 from apps.conversations.models import Conversation, Message
+from apps.widget.models import ReceivedMessage
+from apps.widget.tasks import store_received
 from tests.widget.conftest import ORIGIN, open_thread, post_json, start_visitor
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -78,6 +80,13 @@ def token(client, widget_key) -> str:
     return token
 
 
+def file_received(organization) -> int:
+    """File the visitors' socket messages in the inbox, as the worker's store_received task does (the server here
+    runs no worker)."""
+    pending = ReceivedMessage.objects.for_org(organization).order_by("created_at").values_list("id", flat=True)
+    return sum(store_received(str(received_id)) for received_id in list(pending))
+
+
 def authed(address: str, key: str, token: str) -> Socket:
     socket = Socket(address, key)
     socket.send({"type": "auth", "visitorToken": token})
@@ -96,9 +105,14 @@ def test_a_visitor_sends_over_the_socket_and_gets_the_practices_reply_and_typing
     ack = socket.frame()
     assert ack["type"] == "ack" and ack["clientMessageId"] == "c-1"
     assert ack["message"]["from"] == "visitor" and ack["message"]["body"] == "Do you do implants?"
+    socket.send({"type": "message", "body": "Do you do implants?", "clientMessageId": "c-1"})  # a retry, not filed yet
+    assert socket.frame()["message"]["id"] == ack["message"]["id"]
+    received = ReceivedMessage.objects.for_org(owner.organization).get()  # kept durably before the ack
+    assert str(received.message_id) == ack["message"]["id"]
+    assert file_received(owner.organization) == 1  # what the worker's task does
     stored = Message.objects.for_org(owner.organization).get()
     assert str(stored.id) == ack["message"]["id"] and stored.direction == "inbound" and stored.channel == "widget"
-    socket.send({"type": "message", "body": "Do you do implants?", "clientMessageId": "c-1"})  # a retry
+    socket.send({"type": "message", "body": "Do you do implants?", "clientMessageId": "c-1"})  # a retry, filed
     assert socket.frame()["message"]["id"] == ack["message"]["id"]
     assert Message.objects.for_org(owner.organization).count() == 1
 
@@ -192,6 +206,7 @@ def test_several_daphne_processes_share_the_socket_and_replies_reach_each_visito
         socket.send({"type": "message", "body": "Hello", "clientMessageId": "m-1"})
         assert socket.frame()["type"] == "ack"
         sockets.append(socket)
+    assert file_received(owner.organization) == 6
     conversations = Conversation.objects.for_org(owner.organization).order_by("created_at", "id")
     assert conversations.count() == 6
     for number, conversation in enumerate(conversations):
