@@ -384,10 +384,12 @@ class SandboxTransport:
 
     def search_numbers(self, query: SearchQuery) -> list[AvailableNumber]:
         prefix = SANDBOX_COUNTRY_CODES.get(query.country_code, "39")
-        area = query.area_code or "02"
+        area = query.area_code or ("02" if prefix == "39" else "20")
+        if prefix != "39":  # the national trunk 0 is not part of an E.164 number (Italy keeps it)
+            area = area.lstrip("0") or "2"
         numbers = []
         for n in range(query.limit):
-            tail = (query.contains or "") + _digits(f"{query.country_code}{area}{query.contains}{n}", 6)
+            tail = (query.contains or "") + _digits(f"{query.country_code}{area}{query.contains}{n}", 8)
             numbers.append(
                 AvailableNumber(
                     phone_number=f"+{prefix}{area}{tail[:8]}",

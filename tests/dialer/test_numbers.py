@@ -233,3 +233,17 @@ def test_the_lists_take_a_fixed_number_of_queries(owner, api, line, deliver, dja
         with django_assert_max_num_queries(7):
             body = api.get(path).json()
         assert body["total"] == (2 if path == "/dialer/connections" else 4), path
+
+
+@pytest.mark.parametrize("country", ["GB", "IT", "US"])
+def test_the_sandbox_offers_numbers_that_order_as_offered(owner, api, line, settings, country):
+    """make run's sandbox: every number it offers is already E.164, so the number ordered is the number shown."""
+    settings.SVC_TELEPHONY_TRANSPORT = "sandbox"
+    found = api.get(f"/dialer/numbers/search?countryCode={country}&limit=3&connectionId={line['id']}")
+    assert found.status_code == 200, found.content
+    offered = found.json()["items"][0]["phoneNumber"]
+    ordered = api.post(
+        "/dialer/numbers", {"connectionId": line["id"], "phoneNumber": offered}, content_type="application/json"
+    )
+    assert ordered.status_code == 201, ordered.content
+    assert ordered.json()["phoneNumber"] == offered
