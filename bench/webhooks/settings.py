@@ -16,7 +16,7 @@ REDIS_URL = BENCH_REDIS_URL
 CELERY_BROKER_URL = BENCH_REDIS_URL
 CELERY_TASK_ALWAYS_EAGER = False
 CACHES["default"]["LOCATION"] = BENCH_REDIS_URL
-CHANNEL_LAYERS["default"]["CONFIG"]["hosts"][0]["address"] = BENCH_REDIS_URL  # the host keeps its socket_timeout
+CHANNEL_LAYERS["default"]["CONFIG"]["hosts"] = [BENCH_REDIS_URL]
 
 # The workers log warnings and errors only (one INFO line per task would be noise at 50,000 deliveries).
 LOGGING = {
