@@ -11,6 +11,19 @@ of any channel the holder can see, not only the ones they created) is the owners
 `notification:use` (one's own notification feed and its switches) is every role's.
 `dialer:use` (the call log, click-to-call, voicemails) is held by owners, managers, front desk and telesales;
 `dialer:recording` (listening to recorded calls) by owners and managers only (apps.dialer).
+
+The clinical workspace (apps.pms and the clinical apps; its routes are session-only and closed while the practice
+has no clinical workspace):
+- `pms:diary` — the day list, booking from the clinical diary, recalls, the waitlist, sending patient forms and the
+  PMS inbox: everyone who opens the clinical workspace (owner, manager, front desk, dentist, hygienist, nurse).
+- `clinical:read` — the patient record and its clinical content (notes, medical history, treatment plans, clinical
+  documents): the clinicians, and owners and managers who answer for the practice's records. Not front desk.
+- `clinical:write` — writing clinical records (notes, plans, medical history, documents, treatment templates):
+  dentist, hygienist, nurse.
+- `clinical:sign` — signing clinical acts (a note; later prescriptions), with fresh re-authentication evidence:
+  dentist and hygienist.
+- `pms:manage` — the connected PMS (connection, import, sync review) and linking practitioners to members: owner
+  and manager.
 """
 
 OWNER = "owner"
@@ -62,13 +75,25 @@ _ORG_ADMIN = {
     "dialer:use",
     "dialer:recording",
 }
+# The clinical workspace (see the module docstring).
+_PMS_DIARY = {"pms:diary"}
+_CLINICAL_OVERSIGHT = {"pms:diary", "clinical:read", "pms:manage"}
+_CLINICIAN = {"pms:diary", "clinical:read", "clinical:write", "clinical:sign"}
 # Team chat: every member talks to colleagues; owners and managers also look after every channel (apps.teamchat).
 _TEAMCHAT = {"teamchat:use"}
 _TEAMCHAT_MANAGE = {"teamchat:use", "teamchat:manage"}
 
 ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
-    OWNER: frozenset(_ALL_CRM | _ORG_ADMIN | _TEAMCHAT_MANAGE | {"patient:erase", "patient:export", "inbox:work"}),
-    MANAGER: frozenset(_ALL_CRM | _ORG_ADMIN | _TEAMCHAT_MANAGE | {"patient:export", "inbox:work"}),
+    OWNER: frozenset(
+        _ALL_CRM
+        | _ORG_ADMIN
+        | _TEAMCHAT_MANAGE
+        | _CLINICAL_OVERSIGHT
+        | {"patient:erase", "patient:export", "inbox:work"}
+    ),
+    MANAGER: frozenset(
+        _ALL_CRM | _ORG_ADMIN | _TEAMCHAT_MANAGE | _CLINICAL_OVERSIGHT | {"patient:export", "inbox:work"}
+    ),
     FRONT_DESK: frozenset(
         _crud("patient", "read", "create", "update")
         | _crud("appointment")
@@ -80,6 +105,7 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
         | {"dialer:use"}
         | {"inbox:work"}
         | _TEAMCHAT
+        | _PMS_DIARY
     ),
     TELESALES: frozenset(
         _crud("patient", "read", "create", "update")
@@ -92,9 +118,9 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
         | _TEAMCHAT
     ),
     ANALYST: frozenset(_READ_CRM | _TEAMCHAT | {"report:read", "settings:read", "member:read", "patient:export"}),
-    DENTIST: frozenset(_TEAMCHAT | {"member:read"}),
-    HYGIENIST: frozenset(_TEAMCHAT | {"member:read"}),
-    NURSE: frozenset(_TEAMCHAT | {"member:read"}),
+    DENTIST: frozenset(_TEAMCHAT | _CLINICIAN | {"member:read"}),
+    HYGIENIST: frozenset(_TEAMCHAT | _CLINICIAN | {"member:read"}),
+    NURSE: frozenset(_TEAMCHAT | (_CLINICIAN - {"clinical:sign"}) | {"member:read"}),
 }
 # Every member has their own notification feed and switches in each practice (apps.notifications).
 _EVERY_MEMBER = frozenset({"notification:use"})

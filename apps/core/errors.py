@@ -105,6 +105,20 @@ class BrowserSessionRequired(ApiError):
     message = "This surface is available to a signed-in browser session only."
 
 
+class TransportNotAllowed(ApiError):
+    """Clinical routes: a signed-in member's browser session only; API keys and OAuth tokens never reach them."""
+
+    status_code = 403
+    code = "transport_not_allowed"
+    message = "Clinical routes accept a signed-in member's browser session only, not API keys or OAuth tokens."
+
+
+class PmsWorkspaceUnavailable(ApiError):
+    status_code = 403
+    code = "PMS_WORKSPACE_UNAVAILABLE"
+    message = "This practice has no clinical workspace."
+
+
 class OrganizationAmbiguous(ApiError):
     status_code = 403
     code = "ORGANIZATION_AMBIGUOUS"

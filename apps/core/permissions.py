@@ -2,7 +2,11 @@
 dict of them, or AUTHENTICATED for the caller's own account) and `scope_area`, or `public = True`.
 
 Order of checks: credential present → browser-session-only routes → OAuth scopes (INSUFFICIENT_SCOPE) →
-practice selection → role permission (ordinary 403).
+practice selection → clinical workspace → role permission (ordinary 403).
+
+Clinical routes (views with `clinical = True`: the day list, booking from the diary, the patient record, the PMS
+inbox and every route of the clinical workspace) answer 403 PMS_WORKSPACE_UNAVAILABLE to any credential while the
+practice has no clinical workspace, then 403 transport_not_allowed to machine credentials (spec Authentication).
 
 The account-wide surfaces of spec Authentication rule 9 (BROWSER_SESSION_SURFACES, by path prefix) are refused to
 machine credentials before routing, by apps.core.middleware.BrowserSessionSurfaceMiddleware, so routes not built yet
@@ -13,8 +17,15 @@ practice and team management) set `browser_session_only`.
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 from apps.core.access import access_backend
-from apps.core.errors import BrowserSessionRequired, InsufficientScope, NotAuthenticated, PermissionDenied
-from apps.core.scopes import ACCOUNT_AREA, DIALER_AREA, SCOPE_AREAS  # noqa: F401  (re-exported for views)
+from apps.core.errors import (
+    BrowserSessionRequired,
+    InsufficientScope,
+    NotAuthenticated,
+    PermissionDenied,
+    PmsWorkspaceUnavailable,
+    TransportNotAllowed,
+)
+from apps.core.scopes import ACCOUNT_AREA, CLINICAL_AREA, DIALER_AREA, SCOPE_AREAS  # noqa: F401  (re-exported for views)
 
 # The caller's own identity (sign-out, /auth/me, /user/*): authenticated, no practice permission involved.
 AUTHENTICATED = "authenticated"
@@ -71,6 +82,12 @@ class DeclaredAccess(BasePermission):
         credential = request.auth
         if getattr(view, "browser_session_only", False) and credential.is_machine:
             raise BrowserSessionRequired()
+        if getattr(view, "clinical", False):
+            membership = view.resolve_membership(request)
+            if not membership.organization.clinical_workspace_available:
+                raise PmsWorkspaceUnavailable()
+            if credential.is_machine:
+                raise TransportNotAllowed()
         check_scope(credential, request.method, view.scope_area)
         if permission == AUTHENTICATED:
             return True

@@ -20,5 +20,7 @@ OAUTH_AREAS = (
 ACCOUNT_AREA = "account"
 # Calls and recordings: one scope of its own ("dialer"), no read/write pair.
 DIALER_AREA = "dialer"
+# The clinical workspace: session-only routes (views with `clinical = True`), so no OAuth token ever needs it.
+CLINICAL_AREA = "clinical"
 # Every area a view may declare as its `scope_area`.
-SCOPE_AREAS = frozenset({*OAUTH_AREAS, DIALER_AREA, ACCOUNT_AREA})
+SCOPE_AREAS = frozenset({*OAUTH_AREAS, DIALER_AREA, ACCOUNT_AREA, CLINICAL_AREA})

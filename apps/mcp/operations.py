@@ -35,6 +35,7 @@ _HIDDEN_PREFIXES = (
     "/patient-record",
     "/pms-inbox",
     "/clinical",
+    "/settings/pms",  # the connected PMS's connection and sync review belong to the clinical side, not to agents
     "/referrals/clinical",
     "/dialer",
     "/calls",

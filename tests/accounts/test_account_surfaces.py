@@ -278,9 +278,22 @@ def test_bulk_archive_is_for_owners_and_managers():
     assert holders == {"owner", "manager"}
 
 
-def test_owner_holds_every_permission_any_role_holds():
-    assert roles.ROLE_PERMISSIONS["owner"] == roles.ALL_PERMISSIONS
-    assert roles.ROLE_PERMISSIONS["manager"] == roles.ALL_PERMISSIONS - {"patient:erase"}
+def test_owner_holds_every_permission_any_role_holds_but_writing_clinical_records():
+    # Writing and signing clinical records is a clinician's act (dentist, hygienist, nurse), never a manager's.
+    clinical_acts = {"clinical:write", "clinical:sign"}
+    assert roles.ROLE_PERMISSIONS["owner"] == roles.ALL_PERMISSIONS - clinical_acts
+    assert roles.ROLE_PERMISSIONS["manager"] == roles.ALL_PERMISSIONS - clinical_acts - {"patient:erase"}
+
+
+def test_clinical_permissions_by_role():
+    def holders(permission):
+        return {role for role in roles.ROLES if roles.role_has_permission(role, permission)}
+
+    assert holders("pms:diary") == {"owner", "manager", "front_desk", "dentist", "hygienist", "nurse"}
+    assert holders("clinical:read") == {"owner", "manager", "dentist", "hygienist", "nurse"}
+    assert holders("clinical:write") == {"dentist", "hygienist", "nurse"}
+    assert holders("clinical:sign") == {"dentist", "hygienist"}
+    assert holders("pms:manage") == {"owner", "manager"}
 
 
 def test_unknown_role_holds_nothing():
