@@ -766,8 +766,18 @@ def widget_message_received(
 
 def widget_message_stored(*, organization, connection: ChannelConnection, client_message_id: str) -> Message | None:
     """The widget message stored under this client message id (as widget_message_received was given it), if any."""
-    return (
-        Message.objects.for_org(organization)
-        .filter(provider_message_id=f"widget:{client_message_id}", conversation__connection=connection)
-        .first()
+    stored = widget_messages_stored(
+        organization=organization, connection=connection, client_message_ids=[client_message_id]
     )
+    return stored.get(client_message_id)
+
+
+def widget_messages_stored(
+    *, organization, connection: ChannelConnection, client_message_ids: list[str]
+) -> dict[str, Message]:
+    """The widget messages stored under these client message ids, by client message id (one query)."""
+    messages = Message.objects.for_org(organization).filter(
+        provider_message_id__in=[f"widget:{client_id}" for client_id in client_message_ids],
+        conversation__connection=connection,
+    )
+    return {message.provider_message_id.removeprefix("widget:"): message for message in messages}

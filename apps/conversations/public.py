@@ -4,13 +4,14 @@ What other areas use: queueing outbound messages through the send pipeline (`que
 `OutboundMessage`, one result per message: queued or skipped with a reason), checking one message first
 (`validate_outbound`, `BODY_LIMITS`, `MAX_HTML`), a sample to a member's own address (`send_test_message`),
 the chat widget's part (its connection, a visitor's message received or already stored, the delivery of replies
-to visitors: `widget_channel_create`, `widget_message_received`, `widget_message_stored`, `on_widget_message`),
+to visitors: `widget_channel_create`, `widget_message_received`, `widget_message_stored`,
+`widget_messages_stored`, `on_widget_message`),
 withdrawing queued messages (`withdraw_queued`: a cancelled campaign's), the models they point at and query (a
 campaign recipient keeps its Message; audiences leave out blocked contacts), the channel kinds and the rules'
 channel maps, the conversation and message readers for one practice, and a patient's address on a channel.
 """
 
-from apps.conversations.inbound import widget_message_received, widget_message_stored
+from apps.conversations.inbound import widget_message_received, widget_message_stored, widget_messages_stored
 from apps.conversations.models import (
     ChannelConnection,
     ContactBlock,
@@ -87,5 +88,6 @@ __all__ = [
     "widget_channel_sync",
     "widget_message_received",
     "widget_message_stored",
+    "widget_messages_stored",
     "withdraw_queued",
 ]

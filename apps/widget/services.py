@@ -14,7 +14,7 @@ from apps.conversations.public import (
     widget_channel_create,
     widget_channel_sync,
     widget_message_received,
-    widget_message_stored,
+    widget_messages_stored,
 )
 from apps.core.errors import ApiError
 from apps.core.writes import assign_fields
@@ -172,38 +172,96 @@ class Accepted:
     sent_at: object  # datetime
 
 
+@dataclass(frozen=True)
+class Incoming:
+    """One visitor's socket message waiting to be kept (apps.widget.consumers batches them per process)."""
+
+    widget: WidgetConnection
+    visitor: Visitor
+    body: str
+    client_message_id: str
+
+
 def message_accept(*, widget: WidgetConnection, visitor: Visitor, body: str, client_message_id: str) -> Accepted:
-    """The visitor's socket message, kept durably (one row) and answered with the id its inbox message will have; the
-    inbox rows are built by a task after the commit (store_received), so a socket's ack never waits for them.
-    Idempotent by client message id: a retry answers the same id, whether or not the message is stored yet."""
-    if visitor.patient_id is None:
-        raise ThreadNotOpen()
-    stored = widget_message_stored(
-        organization=widget.organization,
-        connection=widget.channel,
-        client_message_id=f"{visitor.id}:{client_message_id}",
-    )
-    if stored is not None:
-        return Accepted(str(stored.id), stored.body, stored.occurred_at)
-    with transaction.atomic():
-        received, created = ReceivedMessage.objects.for_org(widget.organization_id).get_or_create(
-            organization_id=widget.organization_id,
-            visitor=visitor,
-            client_message_id=client_message_id,
-            defaults={"widget": widget, "message_id": uuid.uuid4(), "body": body},
+    """One visitor's socket message, kept as messages_accept keeps a batch; ThreadNotOpen when its thread is not."""
+    (outcome,) = messages_accept([Incoming(widget, visitor, body, client_message_id)])
+    if isinstance(outcome, Exception):
+        raise outcome
+    return outcome
+
+
+def messages_accept(batch: list[Incoming]) -> list[Accepted | ThreadNotOpen]:
+    """Visitors' socket messages kept durably (one row each, in one INSERT) and answered with the ids their inbox
+    messages will have; a task files the batch in the inbox after the commit (store_received_many), so an ack never
+    waits for the inbox. Idempotent by visitor and client message id: a retry answers the same id, whether or not
+    the message is filed yet. Outcomes come back in the batch's order; a visitor whose thread is not open gets
+    ThreadNotOpen in their place."""
+    outcomes: list[Accepted | ThreadNotOpen | None] = [None] * len(batch)
+    by_channel: dict[tuple, list[int]] = {}
+    for index, item in enumerate(batch):
+        if item.visitor.patient_id is None:
+            outcomes[index] = ThreadNotOpen()
+        else:
+            by_channel.setdefault((item.widget.organization_id, item.widget.channel_id), []).append(index)
+    rows: dict[int, ReceivedMessage] = {}
+    for indexes in by_channel.values():
+        widget = batch[indexes[0]].widget
+        stored = widget_messages_stored(
+            organization=widget.organization_id,
+            connection=widget.channel_id,
+            client_message_ids=[f"{batch[i].visitor.id}:{batch[i].client_message_id}" for i in indexes],
         )
-        if created:
-            transaction.on_commit(lambda: _queue_store(received.id))
-    return Accepted(str(received.message_id), received.body, received.created_at)
+        for index in indexes:
+            item = batch[index]
+            message = stored.get(f"{item.visitor.id}:{item.client_message_id}")
+            if message is not None:  # filed already: the ack of a retry carries the filed message
+                outcomes[index] = Accepted(str(message.id), message.body, message.occurred_at)
+            else:
+                rows[index] = ReceivedMessage(
+                    id=uuid.uuid4(),
+                    organization_id=item.widget.organization_id,
+                    widget=item.widget,
+                    visitor=item.visitor,
+                    client_message_id=item.client_message_id,
+                    message_id=uuid.uuid4(),
+                    body=item.body,
+                )
+    if rows:
+        with transaction.atomic():
+            ReceivedMessage.objects.unscoped().bulk_create(rows.values(), ignore_conflicts=True)
+            kept = _received_rows(rows.values())
+            created = [row.id for row in rows.values() if kept[_received_key(row)].id == row.id]
+            if created:
+                transaction.on_commit(lambda: _queue_store(created))
+        for index, row in rows.items():
+            received = kept[_received_key(row)]  # a retry of a message not filed yet: the first row's id
+            outcomes[index] = Accepted(str(received.message_id), received.body, received.created_at)
+    return outcomes
 
 
-def _queue_store(received_id) -> None:
-    from apps.widget.tasks import store_received
+def _received_key(row: ReceivedMessage) -> tuple:
+    return (row.organization_id, row.visitor_id, row.client_message_id)
+
+
+def _received_rows(rows) -> dict[tuple, ReceivedMessage]:
+    """The kept rows of these (organization, visitor, client message id) keys, whoever inserted them."""
+    rows = list(rows)
+    keys = {_received_key(row) for row in rows}
+    candidates = ReceivedMessage.objects.unscoped().filter(
+        organization_id__in={row.organization_id for row in rows},
+        visitor_id__in={row.visitor_id for row in rows},
+        client_message_id__in={row.client_message_id for row in rows},
+    )
+    return {_received_key(row): row for row in candidates if _received_key(row) in keys}
+
+
+def _queue_store(received_ids: list) -> None:
+    from apps.widget.tasks import store_received_many
 
     try:
-        store_received.delay(str(received_id))
-    except Exception as exc:  # the broker is down: the minute sweep stores it
-        logger.warning("widget message not queued (%s); the sweep stores it", type(exc).__name__)
+        store_received_many.delay([str(received_id) for received_id in received_ids])
+    except Exception as exc:  # the broker is down: the minute sweep stores them
+        logger.warning("widget messages not queued (%s); the sweep stores them", type(exc).__name__)
 
 
 def received_sweep(*, older_than_seconds: int = 60) -> int:

@@ -111,3 +111,38 @@ def test_another_practice_never_sees_the_row(outsider, parts, django_capture_on_
     with django_capture_on_commit_callbacks(execute=False):
         accept(parts)
     assert not ReceivedMessage.objects.for_org(outsider.organization).exists()
+
+
+def test_a_batch_is_kept_in_one_insert_and_one_task_with_each_outcome_in_its_place(
+    owner, client, widget, parts, django_capture_on_commit_callbacks, django_assert_max_num_queries
+):
+    from tests.widget.conftest import start_visitor
+
+    connection, visitor = parts
+    start_visitor(client, widget["embedKey"])  # a second visitor, whose thread is not open
+    closed = Visitor.objects.for_org(owner.organization).exclude(id=visitor.id).get()
+    with django_capture_on_commit_callbacks(execute=False):
+        first = accept(parts, "c-filed", body="filed before the batch")
+    tasks.store_received(str(ReceivedMessage.objects.for_org(owner.organization).get().id))
+
+    batch = [
+        services.Incoming(connection, visitor, "one", "c-1"),
+        services.Incoming(connection, closed, "not open", "c-2"),
+        services.Incoming(connection, visitor, "two", "c-3"),
+        services.Incoming(connection, visitor, "one, sent twice in the batch", "c-1"),
+        services.Incoming(connection, visitor, "a retry of the filed one", "c-filed"),
+    ]
+    # The filed lookup, the insert, the kept rows and the transaction: not a query per message.
+    with django_assert_max_num_queries(6), django_capture_on_commit_callbacks(execute=False) as queued:
+        one, not_open, two, one_again, filed_again = services.messages_accept(batch)
+
+    assert isinstance(not_open, services.ThreadNotOpen)
+    assert one_again == one and one.body == "one" and two.body == "two"
+    assert filed_again.message_id == first.message_id
+    kept = ReceivedMessage.objects.for_org(owner.organization)
+    assert sorted(kept.values_list("client_message_id", flat=True)) == ["c-1", "c-3"]
+    assert len(queued) == 1  # one task for the batch (run in place here: the test settings run tasks eagerly)
+    queued[0]()
+    assert not kept.exists()
+    filed = {m.body: str(m.id) for m in Message.objects.for_org(owner.organization)}
+    assert filed == {"filed before the batch": first.message_id, "one": one.message_id, "two": two.message_id}
