@@ -1,5 +1,5 @@
-"""python -m bench [webhooks|mcp|crm|capture|throughput|writes|inbound|campaigns|booking|widget|leadads|dialer] …
-— dispatch to a suite (make bench BENCH_ARGS=…); no subcommand runs the patients area (bench.patients)."""
+"""python -m bench [webhooks|mcp|crm|capture|throughput|writes|inbound|campaigns|booking|widget|leadads|dialer|pms|
+clinical] … — dispatch to a suite (make bench BENCH_ARGS=…); no subcommand runs the patients area (bench.patients)."""
 
 import importlib
 import sys
@@ -17,6 +17,8 @@ SUITES = {  # subcommand → the module whose main(argv) runs it
     "widget": "bench.widget.run",
     "dialer": "bench.dialer.run",
     "leadads": "bench.leadads.run",
+    "pms": "bench.pms.run",
+    "clinical": "bench.clinical.run",
 }
 
 

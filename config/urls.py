@@ -8,6 +8,7 @@ urlpatterns = [
     path("webhooks/", include("apps.conversations.api.callback_urls")),  # first: the hottest public routes
     path("webhooks/", include("apps.dialer.api.callback_urls")),  # /webhooks/telephony/{token}[/failover-probe]
     path("webhooks/lead-ads/", include("apps.leadads.api.callback_urls")),
+    path("webhooks/pms/", include("apps.pms.api.callback_urls")),  # /webhooks/pms/{provider}/{token}
     path("health/runtime", RuntimeHealthView.as_view()),
     path("health", ReadinessView.as_view()),
     path("openapi.json", OpenApiSchemaView.as_view(), name="openapi"),

@@ -22,8 +22,8 @@ has no clinical workspace):
   dentist, hygienist, nurse.
 - `clinical:sign` — signing clinical acts (a note; later prescriptions), with fresh re-authentication evidence:
   dentist and hygienist.
-- `pms:manage` — the connected PMS (connection, import, sync review) and linking practitioners to members: owner
-  and manager.
+- `pms:manage` — the connected PMS (connection, import, sync review), chairs, the procedure catalogue and fees:
+  owner and manager. (Linking a practitioner to a member is a settings change: `settings:update`.)
 """
 
 OWNER = "owner"

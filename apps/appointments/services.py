@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from apps.appointments import selectors
 from apps.appointments.errors import AppointmentClosed, AppointmentConflict, AppointmentTransitionNotAllowed
+from apps.appointments.hooks import FreedSlot, completed_after_commit, slot_freed_after_commit
 from apps.appointments.hooks import erase_appointments_of_patients as appointments_erase_for_patients  # noqa: F401
 from apps.appointments.hooks import repoint_appointments_to_survivor as appointments_repoint_to_survivor  # noqa: F401
 from apps.appointments.models import ACTIVE_STATUSES, MAX_LENGTH, Appointment, AppointmentStatus, WorkingHours
@@ -86,6 +87,21 @@ def _record(*, organization, user, appointment: Appointment, type: str, action: 
         kind=kind,
         data={"appointmentId": str(appointment.id), **data},
     )
+
+
+def _slot_freed(appointment: Appointment, *, reason: str, **previous) -> None:
+    """Tell the slot-freed hooks (after the commit) that this appointment's time (or its previous one) is free."""
+    slot = {
+        "organization_id": appointment.organization_id,
+        "appointment_id": appointment.id,
+        "patient_id": appointment.patient_id,
+        "practitioner_id": appointment.practitioner_id,
+        "location_id": appointment.location_id,
+        "appointment_type": appointment.appointment_type,
+        "starts_at": appointment.starts_at,
+        "ends_at": appointment.ends_at,
+    }
+    slot_freed_after_commit(FreedSlot(**(slot | previous), reason=reason))
 
 
 def _check_times(starts_at: datetime, ends_at: datetime) -> None:
@@ -216,6 +232,12 @@ def appointment_reschedule(*, organization, user, appointment_id, data: dict[str
         "previousStartsAt": appointment.starts_at.isoformat(),
         "previousEndsAt": appointment.ends_at.isoformat(),
     }
+    freed = {
+        "starts_at": appointment.starts_at,
+        "ends_at": appointment.ends_at,
+        "practitioner_id": appointment.practitioner_id,
+        "location_id": appointment.location_id,
+    }
     changed = [
         name
         for name, key in (("startsAt", "starts_at"), ("endsAt", "ends_at"))
@@ -240,6 +262,7 @@ def appointment_reschedule(*, organization, user, appointment_id, data: dict[str
         data=previous,
         changed_fields=changed,
     )
+    _slot_freed(appointment, reason="rescheduled", **freed)
     return appointment
 
 
@@ -274,7 +297,12 @@ def appointment_set_status(*, organization, user, appointment_id, status: str) -
     allowed = STATUS_MOVES[appointment.status]
     if status not in allowed:
         raise AppointmentTransitionNotAllowed(status=appointment.status, target=status, allowed=list(allowed))
-    return _move(organization=organization, user=user, appointment=appointment, target=status, action=status)
+    appointment = _move(organization=organization, user=user, appointment=appointment, target=status, action=status)
+    if status == AppointmentStatus.COMPLETED:
+        completed_after_commit(organization_id=organization.id, appointment_id=appointment.id)
+    elif status == AppointmentStatus.NO_SHOW and appointment.ends_at > timezone.now():
+        _slot_freed(appointment, reason="no_show")  # marked ahead of time: the rest of the slot is free
+    return appointment
 
 
 @transaction.atomic
@@ -285,7 +313,7 @@ def appointment_cancel(*, organization, user, appointment_id, reason: str = "") 
         return appointment
     if appointment.status not in ACTIVE_STATUSES:
         raise AppointmentTransitionNotAllowed(status=appointment.status, target=AppointmentStatus.CANCELLED, allowed=[])
-    return _move(
+    appointment = _move(
         organization=organization,
         user=user,
         appointment=appointment,
@@ -293,6 +321,8 @@ def appointment_cancel(*, organization, user, appointment_id, reason: str = "") 
         action="cancelled",
         reason=reason,
     )
+    _slot_freed(appointment, reason="cancelled")
+    return appointment
 
 
 # --- practice scheduling settings ------------------------------------------------------------------------------------

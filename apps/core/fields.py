@@ -132,6 +132,15 @@ def has_unstorable_text(value) -> bool:
     return False
 
 
+class StrictIntegerField(serializers.IntegerField):
+    """An integer as a JSON number: "12", 12.0, 12.5 and true are refused rather than coerced."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class StrictBooleanField(serializers.BooleanField):
     """A JSON true or false: "yes", "true", 1 and null are refused (DRF's BooleanField takes them as booleans)."""
 

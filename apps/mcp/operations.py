@@ -35,6 +35,8 @@ _HIDDEN_PREFIXES = (
     "/patient-record",
     "/pms-inbox",
     "/clinical",
+    # A patient's single-use form link (apps.records): the token is the patient's, never an agent's to open.
+    "/patient-form/",
     "/settings/pms",  # the connected PMS's connection and sync review belong to the clinical side, not to agents
     "/referrals/clinical",
     "/dialer",

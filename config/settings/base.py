@@ -570,7 +570,18 @@ CELERY_BEAT_SCHEDULE = {
     "dialer-purge-events": {"task": "apps.dialer.tasks.purge_events", "schedule": 3600.0},
     "voice-sweep": {"task": "apps.voice.tasks.sweep", "schedule": 60.0},
     "leadads-sweep": {"task": "apps.leadads.tasks.sweep", "schedule": 60.0},
+    # Recalls (apps.recalls): reminders whose moment has come; waitlist offers past their expiry (slot re-offered).
+    "recalls-reminders": {"task": "apps.recalls.tasks.send_reminders", "schedule": 300.0},
+    "recalls-expire-offers": {"task": "apps.recalls.tasks.expire_offers", "schedule": 300.0},
+    # The connected PMS (apps.pms): waiting callback receipts and stalled imports; old receipts.
+    "pms-sweep": {"task": "apps.pms.tasks.sweep", "schedule": 60.0},
+    "pms-purge": {"task": "apps.pms.tasks.purge", "schedule": 3600.0},
 }
+
+# The connected PMS (apps.pms, docs/pms.md): "provider" pulls each connection's PMS API (httpx, https through the
+# webhooks' SSRF guard); "sandbox" answers the import from SVC_PMS_SANDBOX_PATIENTS generated patients (make run).
+SVC_PMS_TRANSPORT = env("SVC_PMS_TRANSPORT", "provider") or "provider"
+SVC_PMS_SANDBOX_PATIENTS = int(env("SVC_PMS_SANDBOX_PATIENTS", "1200") or 1200)
 
 # capacity: every socket of one daphne process receives through one Redis key (channels_redis's process-specific
 # channel), so the library's default of 100 pending messages is shared by all of that process's sockets; a burst past

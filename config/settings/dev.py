@@ -38,3 +38,6 @@ SVC_LEAD_ADS_SHORT_VIDEO_SECRET = SVC_LEAD_ADS_SHORT_VIDEO_SECRET or "dev-lead-a
 SVC_TELEPHONY_TRANSPORT = os.environ.get("SVC_TELEPHONY_TRANSPORT", "sandbox")
 # make run: AI Voice in the sandbox (deterministic transcripts and summaries marked sandbox; no provider).
 SVC_AI_VOICE_TRANSPORT = os.environ.get("SVC_AI_VOICE_TRANSPORT", "sandbox")
+# make run: the connected PMS's import reads generated pages (no PMS to reach); `manage.py simulate_pms` plays its
+# signed live changes.
+SVC_PMS_TRANSPORT = os.environ.get("SVC_PMS_TRANSPORT", "sandbox")

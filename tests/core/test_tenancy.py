@@ -221,6 +221,12 @@ LEADING_ORGANIZATION_EXEMPT = {
     # The ad platform's deauthorize and data-deletion callbacks name the platform user who granted the page tokens,
     # not a practice: the lookup that finds their connections in every practice.
     "leadads_conn_user_idx",
+    # The connected PMS's sweep: callback receipts still to process (a lost task, a broker outage).
+    "pms_receipt_waiting_idx",
+    # Recalls: the reminder sweep (due recalls whose reminder moment has come) and the waitlist's expiry sweep (open
+    # offers past their expiry).
+    "recalls_reminder_due_idx",
+    "recalls_offer_open_idx",
 }
 
 

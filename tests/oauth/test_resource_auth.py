@@ -183,7 +183,7 @@ def _scoped_operations():
         path = "/" + route
         if view is None or not issubclass(view, BaseApiView) or view.public or view.browser_session_only:
             continue
-        if getattr(view, "clinical", False):  # session-only (transport_not_allowed): tests/clinical/test_access.py
+        if getattr(view, "clinical", False):  # session-only: tests/clinical/test_clinical_route_access.py
             continue
         if under_prefix(path, *BROWSER_SESSION_SURFACES):
             continue

@@ -2,21 +2,12 @@
 
 from rest_framework import serializers
 
-from apps.core.fields import AwareDateTimeField, StrictUUIDField, TenantRelatedField, TextField
+from apps.core.fields import AwareDateTimeField, StrictIntegerField, StrictUUIDField, TenantRelatedField, TextField
 from apps.core.serializers import StrictSerializer
 from apps.journeys.public import Treatment
 from apps.patients.public import Location, Practitioner
 
 MAX_HORIZON_DAYS = 365
-
-
-class WholeNumberField(serializers.IntegerField):
-    """An integer as a JSON number: "60" or 60.0 is refused rather than coerced."""
-
-    def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, int):
-            self.fail("invalid")
-        return super().to_internal_value(data)
 
 
 # --- settings ---------------------------------------------------------------------------------------------------------
@@ -46,10 +37,10 @@ class PageWriteSerializer(StrictSerializer):
         max_length=200,
         help_text="Practitioners bookable; empty makes every active practitioner with working hours bookable.",
     )
-    lead_time_minutes = WholeNumberField(min_value=0, max_value=60 * 24 * 30, required=False)
-    horizon_days = WholeNumberField(min_value=1, max_value=MAX_HORIZON_DAYS, required=False)
-    slot_minutes = WholeNumberField(min_value=5, max_value=480, required=False)
-    change_notice_minutes = WholeNumberField(
+    lead_time_minutes = StrictIntegerField(min_value=0, max_value=60 * 24 * 30, required=False)
+    horizon_days = StrictIntegerField(min_value=1, max_value=MAX_HORIZON_DAYS, required=False)
+    slot_minutes = StrictIntegerField(min_value=5, max_value=480, required=False)
+    change_notice_minutes = StrictIntegerField(
         min_value=0,
         max_value=60 * 24 * 30,
         required=False,

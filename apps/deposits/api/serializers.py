@@ -2,21 +2,12 @@
 
 from rest_framework import serializers
 
-from apps.core.fields import StrictUUIDField, TenantRelatedField, TextField
+from apps.core.fields import StrictIntegerField, StrictUUIDField, TenantRelatedField, TextField
 from apps.core.serializers import OffsetQuerySerializer, StrictSerializer, offset_page_serializer
 from apps.deposits.models import CURRENCIES, MAX_AMOUNT, DepositStatus
 from apps.deposits.renderers import DepositRequestSerializer
 from apps.journeys.public import Journey
 from apps.patients.public import Patient
-
-
-class StrictIntegerField(serializers.IntegerField):
-    """An integer in JSON: strings and booleans are refused (no coercion)."""
-
-    def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, int):
-            self.fail("invalid")
-        return super().to_internal_value(data)
 
 
 class DepositWriteSerializer(StrictSerializer):
