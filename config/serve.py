@@ -78,6 +78,11 @@ def web_command(socket_path: Path, workers: int) -> list[str]:
     ]
 
 
+# The daphne processes read the channel layer with a Redis read timeout longer than its 5-second blocking pop
+# (redis-py's default is also 5 s: under load the read lost the race and the socket closed 1011; bench/widget).
+SOCKETS_ENV = {"SVC_CHANNEL_LAYER_SOCKET_TIMEOUT": os.environ.get("SVC_CHANNEL_LAYER_SOCKET_TIMEOUT") or "30"}
+
+
 def sockets_command(listener_fd: int) -> list[str]:
     """One daphne process accepting on the shared listening unix socket (descriptor `listener_fd`, inherited)."""
     return [
@@ -142,10 +147,10 @@ class Launcher:
         user = f"user {pwd.getpwuid(os.geteuid()).pw_name};\n" if os.geteuid() == 0 else ""
         (self.run / "nginx.conf").write_text(NGINX_MAIN.format(run=self.run, user=user))
 
-    def spawn(self, name: str, command: list[str], pass_fds: tuple[int, ...] = ()) -> None:
+    def spawn(self, name: str, command: list[str], pass_fds: tuple[int, ...] = (), env: dict | None = None) -> None:
         # Its own process group, so stopping it reaches its workers; SIGINT from a terminal reaches only us.
         self.children[name] = subprocess.Popen(  # noqa: S603 (our own commands)
-            command, cwd=ROOT, process_group=0, pass_fds=pass_fds
+            command, cwd=ROOT, process_group=0, pass_fds=pass_fds, env={**os.environ, **(env or {})}
         )
         say(f"started {name} (pid {self.children[name].pid})")
 
@@ -180,7 +185,7 @@ class Launcher:
         self.listener.listen(1024)
         for number in range(self.socket_workers):
             fd = self.listener.fileno()
-            self.spawn(f"sockets-{number + 1}", sockets_command(fd), pass_fds=(fd,))
+            self.spawn(f"sockets-{number + 1}", sockets_command(fd), pass_fds=(fd,), env=SOCKETS_ENV)
         self.wait_until(lambda: answers(self.run / "web.sock"), "web")
         self.wait_until(lambda: answers(self.run / "sockets.sock"), "sockets")
         # nginx last: once the port accepts connections, everything behind it answers (no 502 while booting).

@@ -586,14 +586,25 @@ SVC_PMS_SANDBOX_PATIENTS = int(env("SVC_PMS_SANDBOX_PATIENTS", "1200") or 1200)
 # capacity: every socket of one daphne process receives through one Redis key (channels_redis's process-specific
 # channel), so the library's default of 100 pending messages is shared by all of that process's sockets; a burst past
 # it was dropped silently (bench/widget lost half its pushes). Pending messages still expire after 60 s.
-# Known and open: channels_redis's 5 s BZPOPMIN races redis-py 8's default 5 s read timeout, and under load a
-# socket's receive can lose and close 1011 (docs/benchmarks.md, chat widget). Changing either timeout made the
-# in-process socket tests' event loops hang at teardown now and then, so both stay as shipped until that is understood.
+# SVC_CHANNEL_LAYER_SOCKET_TIMEOUT: channels_redis waits for messages with a 5 s BZPOPMIN, and redis-py 8's default
+# read timeout is also 5 s; under load the read lost that race and the socket closed 1011 (docs/benchmarks.md, chat
+# widget). config.serve gives its daphne processes 30 s. Other processes (the workers, the in-process socket tests)
+# keep redis-py's default: with a longer timeout those tests' event loops hung at teardown now and then.
 SVC_CHANNEL_LAYER_CAPACITY = int(env("SVC_CHANNEL_LAYER_CAPACITY", "5000") or 5000)
+SVC_CHANNEL_LAYER_SOCKET_TIMEOUT = float(env("SVC_CHANNEL_LAYER_SOCKET_TIMEOUT", "0") or 0)
+
+
+def channel_layer_host(redis_url: str):
+    """The channel layer's Redis host: the URL, with the read timeout when this process sets one."""
+    if not SVC_CHANNEL_LAYER_SOCKET_TIMEOUT:
+        return redis_url
+    return {"address": redis_url, "socket_timeout": SVC_CHANNEL_LAYER_SOCKET_TIMEOUT}
+
+
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL], "capacity": SVC_CHANNEL_LAYER_CAPACITY},
+        "CONFIG": {"hosts": [channel_layer_host(REDIS_URL)], "capacity": SVC_CHANNEL_LAYER_CAPACITY},
     },
 }
 

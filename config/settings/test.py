@@ -5,7 +5,7 @@ import tempfile
 from pathlib import Path
 
 from .base import *  # noqa: F403
-from .base import CACHES, CHANNEL_LAYERS, DATABASES, REDIS_URL, STORAGES, SVC_SMS_API_URL
+from .base import CACHES, CHANNEL_LAYERS, DATABASES, REDIS_URL, STORAGES, SVC_SMS_API_URL, channel_layer_host
 
 DEBUG = os.environ.get("DEBUG") == "1"  # the e2e webhook worker runs with DEBUG=1 to reach a loopback receiver
 SVC_WEBHOOKS_ALLOW_LOOPBACK = os.environ.get("SVC_WEBHOOKS_ALLOW_LOOPBACK") == "1"
@@ -17,7 +17,7 @@ _worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
 _redis_db = int(os.environ.get("TEST_REDIS_DB_BASE", "1")) + int(_worker.removeprefix("gw") or 0) % 8
 TEST_REDIS_URL = REDIS_URL.rsplit("/", 1)[0] + f"/{_redis_db}"
 CACHES["default"]["LOCATION"] = TEST_REDIS_URL
-CHANNEL_LAYERS["default"]["CONFIG"]["hosts"] = [TEST_REDIS_URL]
+CHANNEL_LAYERS["default"]["CONFIG"]["hosts"] = [channel_layer_host(TEST_REDIS_URL)]
 CELERY_BROKER_URL = TEST_REDIS_URL
 # The e2e worker test starts a real worker with CELERY_TASK_ALWAYS_EAGER=0 in its environment.
 CELERY_TASK_ALWAYS_EAGER = os.environ.get("CELERY_TASK_ALWAYS_EAGER", "1") == "1"
