@@ -901,7 +901,7 @@ def test_get_embed_timeline_shows_newest_first(api, patient):
     assert [item["kind"] for item in response.json()["timeline"]["items"]] == ["status_changed", "created"]
 
 
-def test_get_embed_of_areas_not_built_yet(api, patient):
+def test_get_embed_of_every_area_for_a_new_patient(api, patient):
     response = api.get(f"{PATIENTS}/{patient.id}", {"embed": "journeys,touches,deposits,pms,referral"})
 
     assert response.status_code == 200, response.content
@@ -910,7 +910,7 @@ def test_get_embed_of_areas_not_built_yet(api, patient):
     assert data["journeys"] == []
     assert data["touches"] == []
     assert data["deposits"] == []
-    assert data["pms"] is None
+    assert data["pms"] == {"link": None, "links": []}  # apps.pms: not linked to a PMS patient
     assert data["referral"] == {"advocacies": [], "rewards": [], "referredBy": None}  # apps.referrals
 
 
