@@ -37,8 +37,8 @@ def _clinical_operations():
         path = "/" + route
         while "<" in path:
             start, end = path.index("<"), path.index(">")
-            placeholder = "1" if path[start + 1 : end].startswith("int:") else "{}"
-            path = path[:start] + placeholder + path[end + 1 :]
+            segment = "1" if path[start + 1 : end].startswith("int:") else "{}"  # an int version, else an id
+            path = path[:start] + segment + path[end + 1 :]
         for method in view.http_method_names:
             if method in ("options", "head", "trace") or not hasattr(view, method):
                 continue
