@@ -24,6 +24,15 @@ has no clinical workspace):
   dentist and hygienist.
 - `pms:manage` — the connected PMS (connection, import, sync review), chairs, the procedure catalogue and fees:
   owner and manager. (Linking a practitioner to a member is a settings change: `settings:update`.)
+
+Running the practice (issue 24):
+- `report:read` — reports and their CSV downloads: owners, managers and analysts; `report:subscribe` — one's own
+  report subscriptions (e-mailed reports): the same roles.
+- `audit:read` — the audit log and its CSV: owners and managers.
+- `automation:manage` — automation rules, their runs and dry runs: owners and managers.
+- `transfer:manage` — imports of patients and exports of the practice's data: owners and managers.
+- `practice:archive` — the practice archive (a departing practice's closing): the owner alone.
+- `agreement:accept` — accepting the practice's agreements (terms, data-processing agreement): the owner alone.
 """
 
 OWNER = "owner"
@@ -72,6 +81,10 @@ _ORG_ADMIN = {
     "ads:manage",
     "webhook:manage",
     "report:read",
+    "report:subscribe",
+    "audit:read",
+    "automation:manage",
+    "transfer:manage",
     "dialer:use",
     "dialer:recording",
 }
@@ -89,7 +102,7 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
         | _ORG_ADMIN
         | _TEAMCHAT_MANAGE
         | _CLINICAL_OVERSIGHT
-        | {"patient:erase", "patient:export", "inbox:work"}
+        | {"patient:erase", "patient:export", "inbox:work", "practice:archive", "agreement:accept"}
     ),
     MANAGER: frozenset(
         _ALL_CRM | _ORG_ADMIN | _TEAMCHAT_MANAGE | _CLINICAL_OVERSIGHT | {"patient:export", "inbox:work"}
@@ -117,7 +130,9 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
         | {"inbox:work"}
         | _TEAMCHAT
     ),
-    ANALYST: frozenset(_READ_CRM | _TEAMCHAT | {"report:read", "settings:read", "member:read", "patient:export"}),
+    ANALYST: frozenset(
+        _READ_CRM | _TEAMCHAT | {"report:read", "report:subscribe", "settings:read", "member:read", "patient:export"}
+    ),
     DENTIST: frozenset(_TEAMCHAT | _CLINICIAN | {"member:read"}),
     HYGIENIST: frozenset(_TEAMCHAT | _CLINICIAN | {"member:read"}),
     NURSE: frozenset(_TEAMCHAT | (_CLINICIAN - {"clinical:sign"}) | {"member:read"}),

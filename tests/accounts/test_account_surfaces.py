@@ -282,7 +282,8 @@ def test_owner_holds_every_permission_any_role_holds_but_writing_clinical_record
     # Writing and signing clinical records is a clinician's act (dentist, hygienist, nurse), never a manager's.
     clinical_acts = {"clinical:write", "clinical:sign"}
     assert roles.ROLE_PERMISSIONS["owner"] == roles.ALL_PERMISSIONS - clinical_acts
-    assert roles.ROLE_PERMISSIONS["manager"] == roles.ALL_PERMISSIONS - clinical_acts - {"patient:erase"}
+    owner_only = {"patient:erase", "practice:archive", "agreement:accept"}
+    assert roles.ROLE_PERMISSIONS["manager"] == roles.ALL_PERMISSIONS - clinical_acts - owner_only
 
 
 def test_clinical_permissions_by_role():
