@@ -1,1 +1,3 @@
-"""Bootstrap: one call with what a client needs at start (practice, role, workspaces, features, limits), with an ETag."""
+"""Bootstrap: one call with what a client needs at start (practice, role, workspaces, features, limits), with an
+ETag.
+"""
