@@ -1,5 +1,6 @@
 """python -m bench [webhooks|mcp|crm|capture|throughput|writes|inbound|campaigns|booking|widget|leadads|dialer|pms|
-clinical] … — dispatch to a suite (make bench BENCH_ARGS=…); no subcommand runs the patients area (bench.patients)."""
+clinical|reports|transfer] … — dispatch to a suite (make bench BENCH_ARGS=…); no subcommand runs the patients area
+(bench.patients)."""
 
 import importlib
 import sys
@@ -19,6 +20,8 @@ SUITES = {  # subcommand → the module whose main(argv) runs it
     "leadads": "bench.leadads.run",
     "pms": "bench.pms.run",
     "clinical": "bench.clinical.run",
+    "reports": "bench.reports.run",
+    "transfer": "bench.transfer.run",
 }
 
 

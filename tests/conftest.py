@@ -1,5 +1,6 @@
 """Shared fixtures: practices, members of each role, an outsider practice, and a client per credential kind."""
 
+import importlib
 from dataclasses import dataclass
 
 import pytest
@@ -79,3 +80,12 @@ def api(owner) -> Client:
 @pytest.fixture
 def password() -> str:
     return DEFAULT_PASSWORD
+
+
+@pytest.fixture
+def agreements_seeded(db):
+    """The agreement versions data migration 0002 publishes. A transactional test elsewhere in the run truncates
+    every table (migration data included), so tests that need them put them back the way the migration does."""
+    from django.apps import apps as installed_apps
+
+    importlib.import_module("apps.agreements.migrations.0002_seed_current_versions").seed(installed_apps, None)

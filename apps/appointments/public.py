@@ -23,6 +23,7 @@ from apps.appointments.models import (
     AppointmentType,
 )
 from apps.appointments.renderers import APPOINTMENT_VALUES, AppointmentSerializer, appointment_row
+from apps.appointments.reporting import outcomes_between
 from apps.appointments.selectors import Slot, appointments_between, availability, first_clash
 from apps.appointments.services import (
     appointment_cancel,
@@ -30,6 +31,7 @@ from apps.appointments.services import (
     appointment_reschedule,
     appointment_set_status,
 )
+from apps.appointments.transfer import appointments_export
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -51,8 +53,10 @@ __all__ = [
     "appointment_row",
     "appointment_set_status",
     "appointments_between",
+    "appointments_export",
     "availability",
     "first_clash",
     "on_completed",
     "on_slot_freed",
+    "outcomes_between",
 ]

@@ -35,6 +35,8 @@ class AuditEntry(models.Model):
     subject_type = models.CharField(max_length=64, blank=True, default="")
     subject_id = models.CharField(max_length=64, blank=True, default="")
     fields = ArrayField(models.CharField(max_length=100), default=list, blank=True)
+    # A management command's writes: model label → rows saved or deleted ({"patients.patient": 3}); counts only.
+    written = models.JSONField(default=dict, blank=True)
     status_code = models.PositiveSmallIntegerField(null=True, blank=True)
     # From where: the caller's address block (/24 for IPv4, /48 for IPv6), never the full address.
     address_block = models.CharField(max_length=64, blank=True, default="")

@@ -1,6 +1,8 @@
 """The audit app's interface to other apps: import from here, never from its other modules.
 
-`record()` writes one audit entry in the caller's transaction (a rolled-back write leaves no entry).
+`record()` writes one audit entry in the caller's transaction (a rolled-back write leaves no entry). Writes through
+the API, the admin and our management commands are recorded by the audit app itself (docs/audit.md); other apps call
+`record()` only for work that none of those sees (source=system: background work on someone's behalf).
 """
 
 import ipaddress
@@ -38,6 +40,7 @@ def record(
     fields=(),
     status_code: int | None = None,
     address: str | None = None,
+    written: dict | None = None,
 ) -> AuditEntry:
     return AuditEntry.objects.create(
         organization_id=organization_id,
@@ -54,6 +57,7 @@ def record(
         fields=sorted({str(name)[:100] for name in fields}),
         status_code=status_code,
         address_block=address_block(address),
+        written=dict(written or {}),
     )
 
 

@@ -290,6 +290,12 @@ class Message(TenantModel):
             ),
             # The senders' and the sweep's work: queued outbound messages, by when they are due.
             models.Index(fields=["next_attempt_at"], condition=Q(status="queued"), name="conv_message_queued_idx"),
+            # Reports (apps.reports): a practice's messages in a date range, counted by an index-only scan.
+            models.Index(
+                fields=["organization", "occurred_at"],
+                include=["channel", "direction", "status"],
+                name="conv_message_report_idx",
+            ),
             # Status callbacks find our message by the provider's id.
             models.Index(
                 fields=["organization", "provider_message_id"],

@@ -11,6 +11,8 @@ campaign recipient keeps its Message; audiences leave out blocked contacts), the
 channel maps, the conversation and message readers for one practice, and a patient's address on a channel.
 """
 
+from django.db.models import Exists
+
 from apps.conversations.inbound import widget_message_received, widget_message_stored, widget_messages_stored
 from apps.conversations.models import (
     ChannelConnection,
@@ -20,6 +22,7 @@ from apps.conversations.models import (
     Message,
     MessagingSettings,
     Purpose,
+    Status,
 )
 from apps.conversations.outbound import (
     ADDRESS_SUPPRESSED,
@@ -45,9 +48,20 @@ from apps.conversations.outbound import (
     validate_outbound,
     withdraw_queued,
 )
+from apps.conversations.reporting import message_outcomes
 from apps.conversations.selectors import connections_of, conversation_get, messages_of
 from apps.conversations.senders import Envelope, on_widget_message
 from apps.conversations.services import on_template_status, widget_channel_create, widget_channel_sync
+from apps.conversations.tasks import PARKED_KEPT_DAYS, RECEIPTS_KEPT_HOURS  # apps.audit: retention
+from apps.conversations.transfer import conversations_export
+
+
+def email_channel_active(organization) -> Exists:
+    """As an expression (the setup status's emailDomains, GET /bootstrap): the practice has an e-mail channel
+    connection that is active, i.e. its sending domain's provider has delivered a verified callback to it (pending
+    and failing connections do not count)."""
+    return Exists(ChannelConnection.objects.for_org(organization).filter(kind=Kind.EMAIL, status=Status.ACTIVE))
+
 
 __all__ = [
     "ADDRESS_SUPPRESSED",
@@ -61,8 +75,10 @@ __all__ = [
     "NO_CONSENT",
     "OPTED_OUT",
     "OUTSIDE_CARE_WINDOW",
+    "PARKED_KEPT_DAYS",
     "PATIENT_INACTIVE",
     "PATIENT_NOT_FOUND",
+    "RECEIPTS_KEPT_HOURS",
     "ChannelConnection",
     "ContactBlock",
     "Conversation",
@@ -75,6 +91,9 @@ __all__ = [
     "QueueResult",
     "connections_of",
     "conversation_get",
+    "conversations_export",
+    "email_channel_active",
+    "message_outcomes",
     "messages_of",
     "on_template_status",
     "on_widget_message",

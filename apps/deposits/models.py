@@ -54,6 +54,8 @@ class DepositRequest(TenantModel):
         indexes = [
             models.Index(fields=["organization", "patient", "created_at"], name="deposits_org_patient_idx"),
             models.Index(fields=["organization", "status", "created_at"], name="deposits_org_status_idx"),
+            # Reports (apps.reports): the requests made in a date range.
+            models.Index(fields=["organization", "created_at"], name="deposits_org_created_idx"),
             models.Index(fields=["link_expires_at"], condition=Q(status="sent"), name="deposits_sent_expiry_idx"),
             models.Index(fields=["payment_intent_id"], condition=~Q(payment_intent_id=""), name="deposits_pi_idx"),
         ]

@@ -8,9 +8,13 @@ must point at Call with on_delete=CASCADE: a patient's erasure deletes their cal
 transcripts and summaries along.
 """
 
+from django.db.models import Exists
+
 from apps.dialer.models import (
     Call,
     CallStatus,
+    ConnectionStatus,
+    DialerConnection,
     Direction,
     Recording,
     RecordingKind,
@@ -18,6 +22,12 @@ from apps.dialer.models import (
 )
 from apps.dialer.recordings import open_download as open_recording
 from apps.dialer.selectors import call_recording
+
+
+def dialer_connected(organization) -> Exists:
+    """As an expression (GET /bootstrap): the practice has an active telephony (dialer) connection."""
+    return Exists(DialerConnection.objects.for_org(organization).filter(status=ConnectionStatus.ACTIVE))
+
 
 __all__ = [
     "Call",
@@ -27,5 +37,6 @@ __all__ = [
     "RecordingKind",
     "RecordingState",
     "call_recording",
+    "dialer_connected",
     "open_recording",
 ]

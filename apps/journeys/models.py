@@ -171,4 +171,7 @@ class Journey(TenantModel):
             ),
             models.Index(fields=["organization", "patient"], name="journeys_patient_idx"),
             models.Index(fields=["organization", "assignee", "status"], name="journeys_assignee_idx"),
+            # Reports (apps.reports): journeys won or lost in a date range.
+            models.Index(fields=["organization", "won_at"], condition=Q(status="won"), name="journeys_won_idx"),
+            models.Index(fields=["organization", "lost_at"], condition=Q(status="lost"), name="journeys_lost_idx"),
         ]

@@ -60,14 +60,26 @@ def _query_string(query: dict | None) -> str:
     return urlencode(flat)
 
 
-def run(*, method: str, path: str, query: dict | None, body, user, credential, headers: dict | None = None) -> Reply:
-    """Call `method path` as `user` with `credential`, in this process."""
+def run(
+    *,
+    method: str,
+    path: str,
+    query: dict | None,
+    body,
+    user,
+    credential,
+    headers: dict | None = None,
+    remote_addr: str = "",
+) -> Reply:
+    """Call `method path` as `user` with `credential`, in this process (from the agent's address, when given)."""
     target = path + (f"?{_query_string(query)}" if query else "")
     extra = {f"HTTP_{name.upper().replace('-', '_')}": value for name, value in (headers or {}).items()}
     base = urlsplit(settings.SVC_BASE_URL)
     extra.update(
         HTTP_HOST=base.netloc, SERVER_NAME=base.hostname or "localhost", **{"wsgi.url_scheme": base.scheme or "http"}
     )
+    if remote_addr:
+        extra["REMOTE_ADDR"] = remote_addr
     if method in ("GET", "DELETE") and body is None:
         request = _factory.generic(method, target, **extra)
     else:

@@ -190,10 +190,13 @@ def _utf8_cut(body: bytes, start: int, end: int) -> int:
 class Session:
     user: object
     credential: Credential
+    # The agent's network address (the /mcp request's REMOTE_ADDR): the in-process calls carry it, so rate limits
+    # by address and the audit log's address block see the agent, not this process.
+    remote_addr: str = ""
 
     @classmethod
-    def for_token(cls, token) -> "Session":
-        return cls(user=token.user, credential=oauth.credential_for(token))
+    def for_token(cls, token, *, remote_addr: str = "") -> "Session":
+        return cls(user=token.user, credential=oauth.credential_for(token), remote_addr=remote_addr)
 
     @property
     def writes_allowed(self) -> bool:
@@ -265,6 +268,7 @@ class Session:
             user=self.user,
             # This call's request was drawn in call(); the route must not draw it again from the same bucket.
             credential=dataclasses.replace(credential, bucket_id=None),
+            remote_addr=self.remote_addr,
         )
         if read:
             return self._read_reply(reply, arguments)

@@ -143,7 +143,7 @@ class McpView(BaseApiView):
             )
         if method == "ping":
             return _rpc_result(rpc_id, {})
-        session = tools.Session.for_token(token)
+        session = tools.Session.for_token(token, remote_addr=request.META.get("REMOTE_ADDR", ""))
         if method == "tools/list":
             return _rpc_result(rpc_id, {"tools": session.tool_definitions()})
         name = params.get("name")

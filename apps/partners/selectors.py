@@ -15,12 +15,15 @@ from django.utils import timezone
 
 from apps.accounts import roles
 from apps.accounts.models import Invitation, Membership, Organization, User
+from apps.agreements.public import pending_agreement_items
+from apps.conversations.public import email_channel_active
 from apps.core.credentials import Credential
 from apps.core.errors import OrganizationForbidden
 from apps.core.uuids import parse_uuid
-from apps.leadads.public import setup_area as lead_ads_setup_area
+from apps.leadads.public import lead_ads_connected
 from apps.partners.errors import PracticeNotFound
 from apps.partners.models import PracticeLink
+from apps.sites.public import website_configured
 
 # Attribute set on the membership a request acts with inside a linked practice: the agency it acts through.
 ACTING_AGENCY_ATTR = "acting_agency_id"
@@ -142,34 +145,58 @@ def newest_owner_invitation(practice: Organization) -> Invitation | None:
     return Invitation.objects.for_org(practice).filter(role=roles.OWNER).order_by("-created_at", "-id").first()
 
 
-# Areas the setup guide names that this deployment has not built yet: reported as such, never invented.
+# Sending conversions (offline conversions, conversion APIs) to ad platforms: no area of this deployment does it
+# (lead ads only receive leads; POST /leads only takes them in), so it is reported as not offered, never invented.
 UNAVAILABLE_AREA = {"available": False, "configured": False}
 
 
+def _area(configured: bool) -> dict:
+    return {"available": True, "configured": configured}
+
+
 def setup_status(*, practice: Organization) -> dict:
-    """What a practice has set up so far (GET /settings/practice/setup-status). Reads only."""
+    """What a practice has set up so far (GET /settings/practice/setup-status). Reads only.
+
+    website: an active website with an allowed domain and a usable capture form (apps.sites); leadAds: a lead-ad
+    connection not disconnected (apps.leadads); emailDomains: an active e-mail channel connection, its sending
+    domain's provider delivering verified callbacks (apps.conversations); pendingAgreements: the current agreement
+    versions the practice has not accepted (apps.agreements); conversions: not offered (see UNAVAILABLE_AREA)."""
     now = timezone.now()
     joined = owner_joined(practice)
     member_count = Membership.objects.for_org(practice).count()
     pending = Invitation.objects.for_org(practice).filter(status=Invitation.Status.PENDING, expires_at__gt=now).count()
     invitation = newest_owner_invitation(practice)
-    lead_ads = lead_ads_setup_area(practice)
+    areas = (
+        Organization.objects.filter(pk=practice.pk)
+        .values(
+            website=website_configured(practice),
+            lead_ads=lead_ads_connected(practice),
+            email_domains=email_channel_active(practice),
+        )
+        .get()
+    )
+    agreements = pending_agreement_items(practice)
     guide = [
         {"key": "owner", "title": "The practice owner accepts the invitation", "done": joined, "available": True},
         {"key": "team", "title": "Invite the team", "done": member_count > 1, "available": True},
-        {"key": "website", "title": "Connect the website", "done": False, "available": False},
-        {"key": "lead_ads", "title": "Connect lead ads", "done": lead_ads["configured"], "available": True},
+        {"key": "website", "title": "Connect the website", "done": areas["website"], "available": True},
+        {"key": "lead_ads", "title": "Connect lead ads", "done": areas["lead_ads"], "available": True},
         {"key": "conversions", "title": "Send conversions to ad platforms", "done": False, "available": False},
-        {"key": "email_domains", "title": "Verify an e-mail sending domain", "done": False, "available": False},
-        {"key": "agreements", "title": "Accept the pending agreements", "done": False, "available": False},
+        {
+            "key": "email_domains",
+            "title": "Verify an e-mail sending domain",
+            "done": areas["email_domains"],
+            "available": True,
+        },
+        {"key": "agreements", "title": "Accept the pending agreements", "done": not agreements, "available": True},
     ]
     return {
         "guide": guide,
         "owner": {"joined": joined, "invitation": invitation},
         "team": {"member_count": member_count, "pending_invitations": pending},
-        "website": UNAVAILABLE_AREA,
-        "lead_ads": lead_ads,
+        "website": _area(areas["website"]),
+        "lead_ads": _area(areas["lead_ads"]),
         "conversions": UNAVAILABLE_AREA,
-        "email_domains": UNAVAILABLE_AREA,
-        "pending_agreements": {"available": False, "items": []},
+        "email_domains": _area(areas["email_domains"]),
+        "pending_agreements": {"available": True, "items": agreements},
     }

@@ -191,6 +191,10 @@ class Patient(TenantModel):
     merged_into = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     merged_at = models.DateTimeField(null=True, blank=True)
     contact_attempts = models.PositiveIntegerField(default=0)
+    # Where an imported record came from (apps.transfer: "csv", "dentally", or a name the importer chose) and its id
+    # there: a re-run of an import updates the patient it made, never a second one. Both null for other patients.
+    external_source = models.CharField(max_length=64, null=True, blank=True)  # noqa: DJ001
+    external_id = models.CharField(max_length=128, null=True, blank=True)  # noqa: DJ001
 
     tags = models.ManyToManyField(Tag, through="PatientTag", related_name="patients")
 
@@ -225,6 +229,13 @@ class Patient(TenantModel):
             # (fastupdate off): every non-HOT patient update would queue entries there, and each search scans the
             # whole list until a vacuum (measured: 17 ms → 480 ms).
             GinIndex(SEARCH_KEYS, name="patients_search_keys_idx", fastupdate=False),
+        ]
+        constraints = [
+            # One patient per external id and source in a practice (NULLs are distinct: other patients carry none).
+            # Not partial, so an import's INSERT ... ON CONFLICT can name it.
+            models.UniqueConstraint(
+                fields=["organization", "external_source", "external_id"], name="patients_external_id_unique"
+            )
         ]
 
     def __str__(self) -> str:

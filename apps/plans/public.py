@@ -12,6 +12,7 @@ PlansConfig.ready(); erasure and merge reach the plans through apps.patients' ho
 """
 
 from apps.plans.models import ItemStatus, PlanItem, PlanStatus, TreatmentPlan
+from apps.plans.rules import practice_currency
 from apps.plans.selectors import fee_for, plan_totals
 
-__all__ = ["ItemStatus", "PlanItem", "PlanStatus", "TreatmentPlan", "fee_for", "plan_totals"]
+__all__ = ["ItemStatus", "PlanItem", "PlanStatus", "TreatmentPlan", "fee_for", "plan_totals", "practice_currency"]

@@ -105,6 +105,8 @@ class Review(TenantModel):
         indexes = [
             models.Index(fields=["organization", "-review_updated_at", "-id"], name="reputation_review_recent_idx"),
             models.Index(fields=["organization", "location", "rating"], name="reputation_review_loc_idx"),
+            # Reports (apps.reports): the reviews written in a date range.
+            models.Index(fields=["organization", "review_created_at"], name="reputation_review_created_idx"),
         ]
 
 

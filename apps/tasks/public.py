@@ -10,6 +10,7 @@ from apps.tasks.models import Task, TaskStatus
 from apps.tasks.renderers import TASK_VALUES, TaskSerializer, task_row
 from apps.tasks.selectors import practice_timezone, today_bounds
 from apps.tasks.services import task_create
+from apps.tasks.transfer import tasks_export
 
 __all__ = [
     "TASK_VALUES",
@@ -19,5 +20,6 @@ __all__ = [
     "practice_timezone",
     "task_create",
     "task_row",
+    "tasks_export",
     "today_bounds",
 ]

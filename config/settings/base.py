@@ -145,6 +145,8 @@ MIDDLEWARE = [
     # only middleware, then hands back to the event loop; any async-capable middleware below it would cost two more
     # thread hand-offs per request (MiddlewareMixin runs process_request/process_response through sync_to_async).
     "apps.core.middleware.BrowserSessionSurfaceMiddleware",
+    # After it: every authenticated API write answered 2xx is recorded, in the write's own transaction (docs/audit.md).
+    "apps.audit.middleware.AuditMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -552,6 +554,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TASK_TIME_LIMIT = 300
 CELERY_TASK_SOFT_TIME_LIMIT = 240
 CELERY_TIMEZONE = "UTC"
+# The audit log's retention (apps.audit): 6 years, the period for which records of processing and claims must be
+# answerable (England's limitation period; HIPAA's documentation period). Purged daily past it.
+AUDIT_RETENTION_DAYS = int(env("AUDIT_RETENTION_DAYS", "2190") or 2190)
+
 CELERY_BEAT_SCHEDULE = {
     "purge-expired-sessions": {"task": "apps.accounts.tasks.purge_expired_sessions", "schedule": 3600.0},
     "webhooks-sweep": {"task": "apps.webhooks.tasks.sweep", "schedule": 60.0},
@@ -582,6 +588,19 @@ CELERY_BEAT_SCHEDULE = {
     # The connected PMS (apps.pms): waiting callback receipts and stalled imports; old receipts.
     "pms-sweep": {"task": "apps.pms.tasks.sweep", "schedule": 60.0},
     "pms-purge": {"task": "apps.pms.tasks.purge", "schedule": 3600.0},
+    # The audit log (apps.audit): entries past AUDIT_RETENTION_DAYS, in batches.
+    "audit-purge": {"task": "apps.audit.tasks.purge_expired", "schedule": 86400.0},
+    # Report subscriptions (apps.reports): e-mail the reports whose period has ended.
+    "reports-send-subscriptions": {"task": "apps.reports.tasks.send_due_subscriptions", "schedule": 300.0},
+    # Automations (apps.automations): events whose trigger was lost while the broker was down, due schedule rules,
+    # and the 90-day purge of runs.
+    "automations-sweep-events": {"task": "apps.automations.tasks.sweep_events", "schedule": 60.0},
+    "automations-sweep-schedules": {"task": "apps.automations.tasks.sweep_schedules", "schedule": 60.0},
+    "automations-purge-runs": {"task": "apps.automations.tasks.purge_runs", "schedule": 86400.0},
+    # Data transfer (apps.transfer): stalled imports resumed, expired export files deleted; practices whose archive
+    # grace period has ended closed.
+    "transfer-sweep": {"task": "apps.transfer.tasks.sweep", "schedule": 60.0},
+    "transfer-close-practices": {"task": "apps.transfer.tasks.close_practices", "schedule": 3600.0},
 }
 
 # The connected PMS (apps.pms, docs/pms.md): "provider" pulls each connection's PMS API (httpx, https through the

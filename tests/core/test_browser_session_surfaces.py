@@ -10,8 +10,15 @@ from tests.helpers import assert_error
 from tests.oauth.tokens import bearer, mint
 
 UNKNOWN_ID = "6f1c2b9e-8d3a-4c5b-9e7f-1a2b3c4d5e6f"
-NOT_BUILT = ["/agreements", "/agreements/pending", "/support", f"/support/tickets/{UNKNOWN_ID}"]
-BUILT = ["/user/me", "/user/api-keys", "/organization/mine", "/organization/members"]
+NOT_BUILT = [f"/agreements/{UNKNOWN_ID}/nope", "/support", f"/support/tickets/{UNKNOWN_ID}"]
+BUILT = [
+    "/user/me",
+    "/user/api-keys",
+    "/organization/mine",
+    "/organization/members",
+    "/agreements",
+    "/agreements/acceptances",
+]
 METHODS = ["GET", "POST", "PATCH", "DELETE"]
 
 

@@ -188,6 +188,8 @@ LEADING_ORGANIZATION_EXEMPT = {
     # Every request resolves the caller's practice from their memberships (a lookup by user across practices);
     # in the Citus layout memberships are a reference table beside users, not a sharded one.
     "accounts_membership_user_idx",
+    "autom_rule_due_idx",  # the automations' schedule sweep: enabled schedule rules whose tick has come
+    "reports_sub_due_idx",  # the report subscriptions' sending sweep: enabled subscriptions by next due time
     # Background sweeps that work across every practice (fan-out of new events, due deliveries, 30-day purge):
     # small partial indexes over the work still to do; under Citus they run per shard.
     "events_pending_fanout_idx",

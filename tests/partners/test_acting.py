@@ -10,6 +10,7 @@ from rest_framework.test import APIRequestFactory, force_authenticate
 
 from apps.accounts.models import Invitation, Membership, Organization
 from apps.accounts.selectors import resolve_organization
+from apps.agreements.models import Agreement
 from apps.core.credentials import OAUTH, Credential
 from apps.core.errors import OrganizationForbidden
 from apps.partners import selectors
@@ -124,6 +125,7 @@ def test_partner_routes_refuse_a_call_acting_inside_a_practice(agency, practice)
 EMPTY_AREA = {"available": False, "configured": False}
 
 
+@pytest.mark.usefixtures("agreements_seeded")
 def test_an_agency_member_reads_the_setup_status_of_a_linked_practice(agency, practice):
     credential = selectors.practice_credential(
         user=agency.user, credential=agency_token(agency), practice_id=practice.id
@@ -143,18 +145,25 @@ def test_an_agency_member_reads_the_setup_status_of_a_linked_practice(agency, pr
         },
     }
     assert body["team"] == {"member_count": 0, "pending_invitations": 1}
-    for area in ("website", "conversions", "email_domains"):
-        assert body[area] == EMPTY_AREA
-    assert body["lead_ads"] == {"available": True, "configured": False}  # no lead-ad connection yet
-    assert body["pending_agreements"] == {"available": False, "items": []}
+    for area in ("website", "lead_ads", "email_domains"):
+        assert body[area] == {"available": True, "configured": False}  # nothing connected yet
+    assert body["conversions"] == EMPTY_AREA  # no area sends conversions to ad platforms
+    terms, dpa = (Agreement.objects.get(kind=kind, version="2025-06") for kind in ("terms", "data_processing"))
+    assert body["pending_agreements"] == {
+        "available": True,
+        "items": [
+            {"id": str(terms.id), "kind": "terms", "version": "2025-06", "title": "Terms of service"},
+            {"id": str(dpa.id), "kind": "data_processing", "version": "2025-06", "title": "Data-processing agreement"},
+        ],
+    }
     assert [(s["key"], s["done"], s["available"]) for s in body["guide"]] == [
         ("owner", False, True),
         ("team", False, True),
-        ("website", False, False),
+        ("website", False, True),
         ("lead_ads", False, True),
         ("conversions", False, False),
-        ("email_domains", False, False),
-        ("agreements", False, False),
+        ("email_domains", False, True),
+        ("agreements", False, True),
     ]
 
 

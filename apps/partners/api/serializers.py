@@ -79,13 +79,22 @@ class SetupTeamOutput(serializers.Serializer):
 
 
 class SetupAreaOutput(serializers.Serializer):
-    available = serializers.BooleanField(help_text="false: this deployment does not offer the area yet.")
+    available = serializers.BooleanField(help_text="false: this deployment does not offer the area.")
     configured = serializers.BooleanField()
 
 
+class SetupPendingAgreementOutput(serializers.Serializer):
+    id = serializers.UUIDField(help_text="Read it at GET /agreements/{id}; an owner accepts it there.")
+    kind = serializers.CharField(help_text="terms or data_processing.")
+    version = serializers.CharField()
+    title = serializers.CharField()
+
+
 class SetupAgreementsOutput(serializers.Serializer):
-    available = serializers.BooleanField(help_text="false: this deployment has no agreements to accept yet.")
-    items = serializers.ListField(child=serializers.DictField(), help_text="Agreements waiting for acceptance.")
+    available = serializers.BooleanField()
+    items = SetupPendingAgreementOutput(
+        many=True, help_text="Current agreement versions the practice has not accepted yet, terms first."
+    )
 
 
 class SetupStatusOutput(serializers.Serializer):

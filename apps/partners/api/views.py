@@ -178,9 +178,13 @@ class SetupStatusView(BaseApiView):
         responses={200: s.SetupStatusOutput},
         summary="What the practice has set up so far: owner, team and the setup guide",
         description="Reads only. Owners, managers and agency members acting inside a linked practice; other "
-        "roles 403, and so does an agency acting on itself. leadAds is configured once a lead-ad connection is "
-        "connected. Areas this deployment does not offer yet (website, conversions, emailDomains, "
-        "pendingAgreements) answer available false, configured false (agreements: items []).",
+        "roles 403, and so does an agency acting on itself. website is configured once an active website has an "
+        "allowed domain and a capture form its pages can use; leadAds once a lead-ad connection is connected; "
+        "emailDomains once an e-mail channel connection is active (its provider delivers verified callbacks). "
+        "pendingAgreements lists the current agreement versions (id, kind, version, title) the practice has not "
+        "accepted yet (an owner accepts them at POST /agreements/{id}/accept, in a browser session). conversions "
+        "(sending conversions to ad platforms) is not offered by this deployment: available false, configured false. "
+        "The guide's steps follow the same areas.",
     )
     def get(self, request):
         status = selectors.setup_status(practice=self.organization)
