@@ -3,13 +3,13 @@
 How it sees the request: DRF's authentication sets `request.user` and `request.auth` (the core Credential) on the
 Django request as well, and a DRF Response carries its view (`renderer_context`), whose practice choice was resolved
 once by the base view. So recording reads nothing the request did not already read: one INSERT per write (the OAuth
-client id is a sub-select inside it) between a SAVEPOINT and its RELEASE, nothing at all per read.
+client id is a sub-select inside it), nothing at all per read.
 
-Commit together: a write to a non-public API route runs inside one transaction opened here (the view's own atomic
-blocks become savepoints), and its entry is inserted before that transaction commits: a write that rolls back leaves
-no entry, and an entry never describes a write that did not happen. The entry's insert has its own savepoint: if it
-fails, the failure is logged (route and error class only, no values) and the write still commits and answers as it
-did. A view marked `transaction.non_atomic_requests` is left alone; its entry is inserted after it, in autocommit.
+After the write: the entry is inserted once the view has answered 2xx, in autocommit — the view's own transactions
+have committed by then (a write that rolled back answered 4xx/5xx and is not recorded). Views keep their own
+transaction shapes: some commit a claim before calling out (a webhook subscription's verification probe) so that a
+concurrent request sees it, which one request-wide transaction would hide. If the insert fails, the failure is
+logged (route and error class only, no values) and the write still answers as it did.
 
 Not recorded: reads (GET, HEAD, OPTIONS), refusals and failures (any status outside 2xx), public routes (provider
 callbacks, hosted pages, sign-in, the OAuth endpoints, POST /mcp itself — the MCP server's tool calls are recorded
@@ -21,7 +21,6 @@ hand-off, and it runs inside the session and authentication middleware.
 
 import logging
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Subquery
 from django.urls import Resolver404, get_resolver
@@ -50,12 +49,6 @@ def _is_api_route(view_func) -> bool:
     return view_class is not None and issubclass(view_class, APIView) and not getattr(view_class, "public", False)
 
 
-def _atomic_allowed(view_func) -> bool:
-    return getattr(settings, "AUDIT_ATOMIC_WRITES", True) and "default" not in getattr(
-        view_func, "_non_atomic_requests", ()
-    )
-
-
 class AuditMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
@@ -69,14 +62,8 @@ class AuditMiddleware:
             return self.get_response(request)
         if not _is_api_route(match.func):
             return self.get_response(request)
-        if not _atomic_allowed(match.func):
-            response = self.get_response(request)
-            record_api_write(request, response)
-            return response
-        # savepoint=False: inside an outer transaction (a test, an MCP tool call) this adds no savepoint of its own.
-        with transaction.atomic(savepoint=False):
-            response = self.get_response(request)
-            record_api_write(request, response)
+        response = self.get_response(request)
+        record_api_write(request, response)
         return response
 
 

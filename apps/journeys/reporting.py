@@ -1,13 +1,16 @@
 """Aggregate reads of journeys for the reports area (apps.reports): figures only.
 
-The open pipeline walks journeys_board_idx (organization, pipeline, stage, status); journeys won or lost in a range
-walk journeys_won_idx / journeys_lost_idx (organization, won_at / lost_at, partial on the status).
+The open pipeline is an index-only scan of journeys_open_report_idx (organization, pipeline, stage, currency) INCLUDE
+(stage entered at, value, assignee), partial on open journeys, read in group order; journeys won or lost in a range
+walk journeys_won_idx / journeys_lost_idx (organization, won_at / lost_at, partial on the status); treatment accepted
+is a semi-join to journeys_won_patient_idx (organization, patient), partial on won (migration 0007, raw SQL).
 """
 
 from django.db import connection
 from django.db.models import Count, Q, Sum
 
 from apps.journeys.models import Journey, JourneyStatus, Pipeline, Stage, StageKind
+from apps.patients.public import Patient
 
 
 def pipelines_of(*, organization) -> list[dict]:
@@ -72,18 +75,35 @@ def closed_between(*, organization, pipeline_id, start, end, assignee_id=None) -
     )
 
 
+_WON_PATIENTS_SQL = """
+SELECT p.lead_source_id, COUNT(*) AS accepted
+FROM {patients} p
+WHERE p.organization_id = %(org)s AND p.created_at >= %(start)s AND p.created_at < %(end)s
+  AND p.merged_into_id IS NULL {patient_filter}
+  AND EXISTS (
+      SELECT 1 FROM {journeys} j
+      WHERE j.organization_id = %(org)s AND j.patient_id = p.id AND j.status = 'won'
+  )
+GROUP BY 1
+"""
+
+
 def won_patients_by_lead_source(*, organization, start, end, lead_source_id=None, location_id=None) -> dict:
     """Treatment accepted: of the patient records created in [start, end) (merged ones left out), how many have a
-    won journey, per the record's lead source (None: no source)."""
-    rows = Journey.objects.for_org(organization).filter(
-        status=JourneyStatus.WON,
-        patient__created_at__gte=start,
-        patient__created_at__lt=end,
-        patient__merged_into__isnull=True,
-    )
+    won journey, per the record's lead source (None: no source). Read from the records created in the range (an
+    index-only scan of patients_report_created_idx) with a semi-join to journeys_won_patient_idx, so the practice's
+    other records are never read."""
+    params = {"org": getattr(organization, "pk", organization), "start": start, "end": end}
+    patient_filter = ""
     if lead_source_id is not None:
-        rows = rows.filter(patient__lead_source_id=lead_source_id)
+        patient_filter += " AND p.lead_source_id = %(source)s"
+        params["source"] = lead_source_id
     if location_id is not None:
-        rows = rows.filter(patient__location_id=location_id)
-    counted = rows.values("patient__lead_source_id").annotate(accepted=Count("patient_id", distinct=True)).order_by()
-    return {row["patient__lead_source_id"]: row["accepted"] for row in counted}
+        patient_filter += " AND p.location_id = %(location)s"
+        params["location"] = location_id
+    sql = _WON_PATIENTS_SQL.format(
+        patients=Patient._meta.db_table, journeys=Journey._meta.db_table, patient_filter=patient_filter
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return dict(cursor.fetchall())

@@ -1,8 +1,10 @@
 """Aggregate reads of patients for the reports area (apps.reports): figures only, never a patient's details.
 
-Every read names its practice and a created-at range [start, end) (aware datetimes), so it walks
-patients_org_created_idx (organization, created_at) and the timeline index (organization, patient, created_at);
-merged records are left out (they live on in their survivor).
+Every read names its practice and a created-at range [start, end) (aware datetimes), so it is an index-only scan of
+patients_report_created_idx (organization, created_at) INCLUDE (id, lead source, location, status, status before
+archive, merged into); the first contact of each record is one index-only probe of patients_first_contact_idx
+(organization, patient, created_at, id) INCLUDE (actor), partial on the outbound calls and messages (both added by
+migration 0016, raw SQL). Merged records are left out (they live on in their survivor).
 """
 
 from django.db import connection
