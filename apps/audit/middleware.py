@@ -99,14 +99,10 @@ def _entry_fields(request, response, credential: Credential) -> dict:
     subject_type, subject_id = recording.subject_of(
         pattern, match.kwargs if match else {}, action=action, created_id=created_id, declared=declared
     )
-    user = getattr(request, "user", None)
     return {
         "source": AuditEntry.Source.API,
         "organization_id": _organization_id(view, credential),
-        "user_id": getattr(user, "pk", None),
-        "credential_kind": credential.kind,
-        "credential_id": _credential_id(credential),
-        "oauth_client_id": _oauth_client(credential),
+        **actor_fields(request),
         "method": request.method,
         "route": pattern,
         "action": action,
@@ -114,8 +110,21 @@ def _entry_fields(request, response, credential: Credential) -> dict:
         "subject_id": subject_id[:64],
         "fields": _fields(context.get("request")),
         "status_code": response.status_code,
-        "address": request.META.get("REMOTE_ADDR"),
     }
+
+
+def actor_fields(request) -> dict:
+    """Who (person, credential kind and id, OAuth client) and from where, of an authenticated Django request."""
+    credential = getattr(request, "auth", None)
+    user = getattr(request, "user", None)
+    fields = {"user_id": getattr(user, "pk", None), "address": request.META.get("REMOTE_ADDR")}
+    if isinstance(credential, Credential):
+        fields.update(
+            credential_kind=credential.kind,
+            credential_id=_credential_id(credential),
+            oauth_client_id=_oauth_client(credential),
+        )
+    return fields
 
 
 def _organization_id(view, credential: Credential):

@@ -61,4 +61,12 @@ def record(
     )
 
 
-__all__ = ["Source", "address_block", "record"]
+def request_actor(request) -> dict:
+    """Who made a request and from where, as record()'s keyword arguments: for entries another app records itself
+    (an audited read, such as an export's download), the same who and where the API write entries carry."""
+    from apps.audit.middleware import actor_fields
+
+    return actor_fields(getattr(request, "_request", request))
+
+
+__all__ = ["Source", "address_block", "record", "request_actor"]

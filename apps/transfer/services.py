@@ -356,13 +356,16 @@ def export_create(*, organization, user, datasets: list[str], purpose: str = Exp
     return export
 
 
-def export_downloaded(*, organization, user, export: DataExport) -> None:
-    _audit(
+def export_downloaded(*, organization, export: DataExport, actor: dict) -> None:
+    """The download's audit entry: who (person, credential, OAuth client) and from where, as `request_actor` read
+    them from the request."""
+    audit_record(
+        source="api",
         action="export.downloaded",
         organization_id=organization.pk,
-        user_id=getattr(user, "pk", None),
         subject_type="export",
-        subject_id=export.id,
+        subject_id=str(export.id),
+        **actor,
     )
 
 

@@ -101,6 +101,11 @@ def test_audit_entries_record_creation_and_every_download(owner, api, commit, da
         ("export.downloaded", export["id"], owner.user.id),
         ("export.downloaded", export["id"], owner.user.id),
     ]
+    # A download names the credential and where it came from, like the API write entries.
+    download = AuditEntry.objects.filter(organization_id=owner.organization.id, action="export.downloaded").first()
+    key = owner.user.api_keys.get()
+    assert (download.credential_kind, download.credential_id) == ("api_key", str(key.id))
+    assert download.address_block == "127.0.0.0/24"
 
 
 def test_an_expired_link_is_410_and_a_fresh_read_gives_a_new_one(api, commit, data, clock):

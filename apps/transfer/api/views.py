@@ -12,6 +12,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from apps.accounts.act_evidence import WITH_ACT_EVIDENCE
+from apps.audit.public import request_actor
 from apps.core.csv_export import csv_response
 from apps.core.errors import ValidationFailed
 from apps.core.naming import to_camel
@@ -385,7 +386,7 @@ class ExportDownloadView(TransferView):
         if export.status != ExportStatus.READY:
             raise ExportNotReady(export.status)
         handle = exports.open_file(export.storage_name)
-        services.export_downloaded(organization=self.organization, user=request.user, export=export)
+        services.export_downloaded(organization=self.organization, export=export, actor=request_actor(request))
         day = export.created_at.date().isoformat()
         return FileResponse(
             handle, as_attachment=True, filename=f"practice-export-{day}.zip", content_type="application/zip"
